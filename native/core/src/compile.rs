@@ -1,0 +1,108 @@
+//! The grammar compiler's top level: a list of named passes (STYLE §1).
+//!
+//! grammar IR → normal form → lexer (DFA + configurations) → LR tables →
+//! liveness tables. The result is immutable and shared by every constraint
+//! and state built from it.
+
+use std::time::Instant;
+
+use crate::error::{Error, Result};
+use crate::grammar::normal::{normalize, NormalGrammar, NormalLimits, Symbol};
+use crate::grammar::Grammar;
+use crate::lexer::{Lexer, LexerLimits};
+use crate::liveness::{Liveness, LivenessLimits};
+use crate::lr::{LrLimits, LrTables};
+
+/// Every compile-time limit, each on by default (grammars arrive in API requests).
+#[derive(Clone, Debug, Default)]
+pub struct CompileLimits {
+    pub normal: NormalLimits,
+    pub lexer: LexerLimits,
+    pub lr: LrLimits,
+    pub liveness: LivenessLimits,
+}
+
+/// Time spent per pass, in microseconds.
+#[derive(Clone, Debug, Default)]
+pub struct CompileTimings {
+    pub normalize_us: u64,
+    pub lexer_us: u64,
+    pub lr_us: u64,
+    pub liveness_us: u64,
+}
+
+#[derive(Clone, Debug)]
+pub struct CompiledGrammar {
+    pub grammar: Grammar,
+    pub normal: NormalGrammar,
+    pub lexer: Lexer,
+    pub lr: LrTables,
+    pub liveness: Liveness,
+    pub timings: CompileTimings,
+}
+
+impl CompiledGrammar {
+    pub fn compile(grammar: Grammar, limits: &CompileLimits) -> Result<CompiledGrammar> {
+        let mut timings = CompileTimings::default();
+        let t = Instant::now();
+        let normal = normalize(&grammar, &limits.normal)?;
+        check_ignored_unused(&grammar, &normal)?;
+        timings.normalize_us = t.elapsed().as_micros() as u64;
+
+        let t = Instant::now();
+        let lexer = Lexer::build(&grammar, &limits.lexer)?;
+        timings.lexer_us = t.elapsed().as_micros() as u64;
+
+        let t = Instant::now();
+        let lr = LrTables::build(&normal, &limits.lr)?;
+        timings.lr_us = t.elapsed().as_micros() as u64;
+
+        let t = Instant::now();
+        let liveness = Liveness::build(&grammar, &normal, &lexer, &lr, &limits.liveness)?;
+        timings.liveness_us = t.elapsed().as_micros() as u64;
+
+        Ok(CompiledGrammar { grammar, normal, lexer, lr, liveness, timings })
+    }
+
+    /// Sizes that matter, one per line (for `inspect`).
+    pub fn describe(&self) -> String {
+        let t = &self.timings;
+        format!(
+            "terminals: {}\nrules: {}\nnormal-form nonterminals: {}\nproductions: {}\nlexer DFA states: {}\nlexer configurations: {}\nboundary configurations: {}\nLR states: {}\nliveness exits: {}\ncompile µs: normalize {} lexer {} lr {} liveness {}\n",
+            self.grammar.terminals.len(),
+            self.grammar.rules.len(),
+            self.normal.nonterminals.len(),
+            self.normal.productions.len(),
+            self.lexer.dfa.num_states(),
+            self.lexer.configs.len(),
+            self.liveness.stats.boundary_configs,
+            self.lr.num_states(),
+            self.liveness.stats.exits,
+            t.normalize_us,
+            t.lexer_us,
+            t.lr_us,
+            t.liveness_us,
+        )
+    }
+}
+
+/// An ignored terminal never reaches the parser, so a rule using it could
+/// never match: say so instead of compiling a dead rule.
+fn check_ignored_unused(grammar: &Grammar, normal: &NormalGrammar) -> Result<()> {
+    for p in &normal.productions {
+        for s in &p.rhs {
+            if let Symbol::T(t) = s {
+                let term = grammar.terminal(*t);
+                if term.ignored {
+                    let rule = grammar.rule(normal.nonterminals[p.lhs.index()].origin);
+                    return Err(Error::grammar(
+                        "ignored_terminal_in_rule",
+                        format!("terminal {} is ignored and can never appear in rule `{}`", term.name, rule.name),
+                    )
+                    .at(&grammar.source, rule.span));
+                }
+            }
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,351 @@
+//! `Constraint` (compiled grammar + vocabulary + end tokens; immutable,
+//! shared) and `ConstraintState` (one per generated sequence; mutable).
+//!
+//! The state is a set of heads over a GSS arena plus a history of
+//! checkpoints, so `rollback(n)` restores an earlier state exactly by
+//! truncation. A failed commit leaves the state exactly as it was.
+
+use std::sync::Arc;
+
+use crate::compile::CompiledGrammar;
+use crate::error::{Error, ErrorKind, Result};
+use crate::glr::{Checkpoint, Gss, Head, Parser, ROOT};
+use crate::grammar::quote_bytes;
+use crate::ids::TokenId;
+use crate::mask::dynamic::{dynamic_mask, DynamicScratch};
+use crate::mask::oracle::oracle_mask;
+use crate::mask::TokenMask;
+use crate::sets::BitSet;
+use crate::vocab::{TokenKind, Vocab};
+
+/// Which mask engine a constraint uses. Only Dynamic exists so far; every
+/// `Optimization` maps to it (see `Optimization`).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Engine {
+    Dynamic,
+}
+
+/// The caller's intent; maps to an engine (DESIGN §6, seed 004).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Optimization {
+    Auto,
+    FastBuild,
+    Balanced,
+    FastRuntime,
+}
+
+#[derive(Clone, Debug)]
+pub struct RuntimeLimits {
+    /// Parse heads (GSS node × lexer configuration) alive after one byte.
+    pub max_heads: usize,
+}
+
+impl Default for RuntimeLimits {
+    fn default() -> Self {
+        RuntimeLimits { max_heads: 100_000 }
+    }
+}
+
+#[derive(Debug)]
+pub struct Constraint {
+    pub grammar: Arc<CompiledGrammar>,
+    pub vocab: Arc<Vocab>,
+    end_tokens: Vec<TokenId>,
+    end_token_set: BitSet,
+    pub engine: Engine,
+    pub optimization: Optimization,
+    pub limits: RuntimeLimits,
+}
+
+impl Constraint {
+    pub fn new(
+        grammar: Arc<CompiledGrammar>,
+        vocab: Arc<Vocab>,
+        end_tokens: &[u32],
+        optimization: Optimization,
+    ) -> Result<Arc<Constraint>> {
+        let mut end = Vec::new();
+        let mut set = BitSet::new(vocab.len());
+        for &t in end_tokens {
+            if t as usize >= vocab.len() {
+                return Err(Error::new(
+                    ErrorKind::Vocab,
+                    "unknown_end_token",
+                    format!("end token {t} is not in the vocabulary (size {})", vocab.len()),
+                ));
+            }
+            if set.insert(t as usize) {
+                end.push(TokenId(t));
+            }
+        }
+        end.sort_unstable();
+        Ok(Arc::new(Constraint {
+            grammar,
+            vocab,
+            end_tokens: end,
+            end_token_set: set,
+            engine: Engine::Dynamic,
+            optimization,
+            limits: RuntimeLimits::default(),
+        }))
+    }
+
+    pub fn end_tokens(&self) -> &[TokenId] {
+        &self.end_tokens
+    }
+
+    pub fn is_end_token(&self, t: TokenId) -> bool {
+        self.end_token_set.contains(t.index())
+    }
+
+    pub fn vocab_size(&self) -> usize {
+        self.vocab.len()
+    }
+
+    pub fn start(self: &Arc<Self>) -> ConstraintState {
+        let parser = Parser::new(&self.grammar);
+        let mut gss = parser.new_gss();
+        let head = Head { node: ROOT, config: self.grammar.lexer.configs.start };
+        let heads = if parser.live(&mut gss, head) { vec![head] } else { Vec::new() };
+        ConstraintState {
+            constraint: self.clone(),
+            gss,
+            heads,
+            history: Vec::new(),
+            ended: false,
+            scratch: DynamicScratch::default(),
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+struct Snapshot {
+    heads: Vec<Head>,
+    gss: Checkpoint,
+    ended: bool,
+}
+
+#[derive(Clone, Debug)]
+pub struct ConstraintState {
+    constraint: Arc<Constraint>,
+    gss: Gss,
+    heads: Vec<Head>,
+    history: Vec<Snapshot>,
+    ended: bool,
+    scratch: DynamicScratch,
+}
+
+impl ConstraintState {
+    pub fn constraint(&self) -> &Arc<Constraint> {
+        &self.constraint
+    }
+
+    fn parser(&self) -> Parser<'_> {
+        Parser::new(&self.constraint.grammar)
+    }
+
+    /// Compute the mask with the constraint's engine.
+    pub fn mask(&mut self) -> TokenMask {
+        let mut out = TokenMask::new(self.constraint.vocab.len());
+        self.fill_mask(&mut out);
+        out
+    }
+
+    pub fn fill_mask(&mut self, out: &mut TokenMask) {
+        let c = self.constraint.clone();
+        if self.ended {
+            out.clear();
+            return;
+        }
+        let parser = Parser::new(&c.grammar);
+        match c.engine {
+            Engine::Dynamic => dynamic_mask(parser, &mut self.gss, &self.heads, &c.vocab, &mut self.scratch, out),
+        }
+        self.apply_end_tokens(out);
+    }
+
+    /// The brute-force mask (test oracle).
+    pub fn oracle_mask(&mut self) -> TokenMask {
+        let c = self.constraint.clone();
+        if self.ended {
+            return TokenMask::new(c.vocab.len());
+        }
+        let parser = Parser::new(&c.grammar);
+        let mut out = oracle_mask(parser, &mut self.gss, &self.heads, &c.vocab, c.limits.max_heads);
+        self.apply_end_tokens(&mut out);
+        out
+    }
+
+    fn apply_end_tokens(&mut self, out: &mut TokenMask) {
+        let c = self.constraint.clone();
+        if c.end_tokens.is_empty() {
+            return;
+        }
+        let accepting = self.is_accepting();
+        for &t in &c.end_tokens {
+            let i = t.index();
+            let word = &mut out.words_mut()[i / 32];
+            if accepting {
+                *word |= 1 << (i % 32);
+            } else {
+                *word &= !(1 << (i % 32));
+            }
+        }
+    }
+
+    pub fn is_ended(&self) -> bool {
+        self.ended
+    }
+
+    /// The grammar body accepts what has been committed (ending the lexeme in progress here).
+    pub fn is_accepting(&mut self) -> bool {
+        if self.ended {
+            return true;
+        }
+        let c = self.constraint.clone();
+        let parser = Parser::new(&c.grammar);
+        let heads = self.heads.clone();
+        heads.iter().any(|&h| parser.accepting(&mut self.gss, h))
+    }
+
+    /// No continuation can ever be accepted.
+    pub fn is_rejected(&self) -> bool {
+        !self.ended && self.heads.is_empty()
+    }
+
+    /// Number of commits that `rollback` can undo.
+    pub fn history_len(&self) -> usize {
+        self.history.len()
+    }
+
+    pub fn commit_token(&mut self, token: u32) -> Result<()> {
+        let c = self.constraint.clone();
+        let t = TokenId(token);
+        if self.ended {
+            return Err(Error::new(ErrorKind::State, "ended", "an end token was committed; no further tokens are allowed"));
+        }
+        if token as usize >= c.vocab.len() {
+            return Err(Error::new(
+                ErrorKind::Rejected,
+                "unknown_token",
+                format!("token {token} is not in the vocabulary (size {})", c.vocab.len()),
+            ));
+        }
+        if c.is_end_token(t) {
+            if !self.is_accepting() {
+                return Err(Error::new(
+                    ErrorKind::Rejected,
+                    "token_rejected",
+                    format!("end token {token} is not allowed: the grammar does not accept here"),
+                ));
+            }
+            self.history.push(Snapshot { heads: self.heads.clone(), gss: self.gss.checkpoint(), ended: false });
+            self.ended = true;
+            return Ok(());
+        }
+        match c.vocab.kind(t) {
+            TokenKind::Bytes => {}
+            TokenKind::ExactOnly => {
+                return Err(Error::new(
+                    ErrorKind::Rejected,
+                    "token_rejected",
+                    format!("token {token} is a special token that this grammar does not allow here"),
+                ))
+            }
+            TokenKind::Missing => {
+                return Err(Error::new(ErrorKind::Rejected, "token_rejected", format!("token {token} is not in the vocabulary")))
+            }
+        }
+        self.commit(c.vocab.bytes(t)).map_err(|e| {
+            if e.code() == "bytes_rejected" {
+                Error::new(
+                    ErrorKind::Rejected,
+                    "token_rejected",
+                    format!("token {token} ({}) is not allowed here", quote_bytes(c.vocab.bytes(t))),
+                )
+            } else {
+                e
+            }
+        })
+    }
+
+    pub fn commit_bytes(&mut self, bytes: &[u8]) -> Result<()> {
+        if self.ended {
+            return Err(Error::new(ErrorKind::State, "ended", "an end token was committed; no further bytes are allowed"));
+        }
+        self.commit(bytes)
+    }
+
+    fn commit(&mut self, bytes: &[u8]) -> Result<()> {
+        let c = self.constraint.clone();
+        let parser = Parser::new(&c.grammar);
+        let cp = self.gss.checkpoint();
+        let after = match parser.step_bytes(&mut self.gss, &self.heads, bytes, c.limits.max_heads) {
+            Ok(after) => after,
+            Err(reached) => {
+                self.gss.truncate(cp);
+                return Err(Error::limit("max_heads", reached, c.limits.max_heads));
+            }
+        };
+        let live: Vec<Head> = after.into_iter().filter(|&h| parser.live(&mut self.gss, h)).collect();
+        if live.is_empty() {
+            self.gss.truncate(cp);
+            return Err(Error::new(
+                ErrorKind::Rejected,
+                "bytes_rejected",
+                format!("bytes {} are not allowed here", quote_bytes(bytes)),
+            ));
+        }
+        self.history.push(Snapshot { heads: std::mem::replace(&mut self.heads, live), gss: cp, ended: self.ended });
+        Ok(())
+    }
+
+    /// Undo the last `n` commits exactly.
+    pub fn rollback(&mut self, n: usize) -> Result<()> {
+        if n > self.history.len() {
+            return Err(Error::new(
+                ErrorKind::State,
+                "rollback_too_far",
+                format!("cannot roll back {n} commits: only {} in history", self.history.len()),
+            ));
+        }
+        if n == 0 {
+            return Ok(());
+        }
+        let target = self.history.len() - n;
+        let snap = self.history[target].clone();
+        self.history.truncate(target);
+        self.heads = snap.heads;
+        self.gss.truncate(snap.gss);
+        self.ended = snap.ended;
+        Ok(())
+    }
+
+    /// Tokens that are the only choice, in order, as far as they are
+    /// determined (at most `limit`). The state is unchanged afterwards.
+    pub fn forced(&mut self, limit: usize) -> Vec<u32> {
+        let mut out = Vec::new();
+        while out.len() < limit && !self.ended {
+            let mask = self.mask();
+            if mask.count() != 1 {
+                break;
+            }
+            let t = mask.iter().next().expect("one token") as u32;
+            if self.commit_token(t).is_err() {
+                break;
+            }
+            out.push(t);
+        }
+        self.rollback(out.len()).expect("forced commits are in history");
+        out
+    }
+
+    /// Heads (for tests and inspection).
+    pub fn heads(&self) -> &[Head] {
+        &self.heads
+    }
+
+    pub fn parser_for_tests(&self) -> Parser<'_> {
+        self.parser()
+    }
+}

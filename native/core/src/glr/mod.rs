@@ -1,0 +1,316 @@
+//! GLR over the lexer: the persistent GSS, shifting one terminal with all
+//! its reductions, liveness queries on nodes, and the per-byte step of a set
+//! of parse heads (a head is a GSS node plus a lexer configuration).
+//!
+//! Tomita's algorithm with the simplification the ε-free normal form allows:
+//! every reduction pops at least one state, so nodes created while shifting
+//! one terminal have only older nodes as parents, and an edge added to such a
+//! node only creates new reduction paths that start with that edge.
+
+pub mod gss;
+
+use smallvec::SmallVec;
+
+use crate::compile::CompiledGrammar;
+use crate::ids::{LexConfigId, NodeId, TerminalId};
+pub use gss::{Checkpoint, Gss, ROOT};
+
+/// One parse: the stacks through `node` with lexer configuration `config`.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Head {
+    pub node: NodeId,
+    pub config: LexConfigId,
+}
+
+pub type Tops = SmallVec<[NodeId; 4]>;
+
+/// Runtime operations over a compiled grammar.
+#[derive(Copy, Clone)]
+pub struct Parser<'a> {
+    pub g: &'a CompiledGrammar,
+}
+
+impl<'a> Parser<'a> {
+    pub fn new(g: &'a CompiledGrammar) -> Self {
+        Parser { g }
+    }
+
+    /// A fresh GSS holding the start state, with its summary.
+    pub fn new_gss(&self) -> Gss {
+        let mut gss = Gss::new(crate::lr::START_STATE);
+        gss.nodes[0].summary = u32::MAX;
+        self.compute_summary(&mut gss, ROOT);
+        gss
+    }
+
+    /// Perform every reduction on lookahead `t` from `tops`, then shift `t`.
+    /// Returns the new top nodes (one per LR state).
+    pub fn shift(&self, gss: &mut Gss, tops: &[NodeId], t: TerminalId) -> Tops {
+        let lr = &self.g.lr;
+        let first_new = gss.len();
+        let mut reduced: SmallVec<[NodeId; 8]> = SmallVec::new();
+        let mut work: Vec<(NodeId, Option<NodeId>)> = tops.iter().map(|&n| (n, None)).collect();
+        let mut bottoms = Vec::new();
+        while let Some((n, via)) = work.pop() {
+            let state = gss.state(n);
+            for prod in lr.reduces_on(state, t) {
+                let p = self.g.normal.production(prod);
+                gss.at_distance(n, via, p.rhs.len(), &mut bottoms);
+                for &b in &bottoms {
+                    let Some(q) = lr.goto(gss.state(b), p.lhs) else { continue };
+                    match reduced.iter().find(|&&v| gss.state(v) == q) {
+                        Some(&v) => {
+                            if !gss.node(v).parents.contains(&b) {
+                                gss.nodes[v.index()].parents.push(b);
+                                work.push((v, Some(b)));
+                            }
+                        }
+                        None => {
+                            let v = gss.push(q, smallvec::smallvec![b]);
+                            reduced.push(v);
+                            work.push((v, None));
+                        }
+                    }
+                }
+            }
+        }
+        let mut shifted: Tops = SmallVec::new();
+        for &n in tops.iter().chain(reduced.iter()) {
+            if let Some(s) = lr.shift(gss.state(n), t) {
+                match shifted.iter().find(|&&v| gss.state(v) == s) {
+                    Some(&v) => {
+                        if !gss.node(v).parents.contains(&n) {
+                            gss.nodes[v.index()].parents.push(n);
+                        }
+                    }
+                    None => shifted.push(gss.push(s, smallvec::smallvec![n])),
+                }
+            }
+        }
+        for i in first_new..gss.len() {
+            self.compute_summary(gss, NodeId::from_usize(i));
+        }
+        shifted
+    }
+
+    /// The liveness summary of node `m`: bit `(goto index of A) * |L| + z` is
+    /// set when pushing `A` on `m` in lexical state `z` can reach acceptance.
+    /// Parents' summaries must exist (they always do: nodes are created in order).
+    fn compute_summary(&self, gss: &mut Gss, m: NodeId) {
+        let live = &self.g.liveness;
+        let lr = &self.g.lr;
+        let state = gss.state(m);
+        let num_gotos = lr.state(state).gotos.len();
+        let num_lex = live.num_lex;
+        let bits = num_gotos * num_lex;
+        let offset = gss.pool.len();
+        gss.pool.resize(offset + bits.div_ceil(32), 0);
+        let mut ancestors: SmallVec<[(usize, Vec<NodeId>); 4]> = SmallVec::new();
+        for a in 0..num_gotos {
+            for z in 0..num_lex {
+                let entry = live.enter_entry(state, a, z);
+                let mut value = entry.accept;
+                if !value {
+                    for exit in live.exits(entry) {
+                        let d = exit.dist as usize;
+                        let idx = match ancestors.iter().position(|(dd, _)| *dd == d) {
+                            Some(i) => i,
+                            None => {
+                                let mut v = Vec::new();
+                                gss.at_distance(m, None, d, &mut v);
+                                ancestors.push((d, v));
+                                ancestors.len() - 1
+                            }
+                        };
+                        if ancestors[idx].1.iter().any(|&anc| self.summary_bit(gss, anc, exit.nt, exit.lex as usize)) {
+                            value = true;
+                            break;
+                        }
+                    }
+                }
+                if value {
+                    let bit = a * num_lex + z;
+                    gss.pool[offset + bit / 32] |= 1 << (bit % 32);
+                }
+            }
+        }
+        gss.nodes[m.index()].summary = offset as u32;
+    }
+
+    #[inline]
+    fn summary_bit(&self, gss: &Gss, n: NodeId, nt: crate::ids::NonterminalId, lex: usize) -> bool {
+        let node = gss.node(n);
+        let Some(a) = self.g.lr.goto_index(node.state, nt) else { return false };
+        let bit = a * self.g.liveness.num_lex + lex;
+        gss.pool[node.summary as usize + bit / 32] & (1 << (bit % 32)) != 0
+    }
+
+    /// Can the stacks through `n`, at lexical state `lex` (a boundary or END),
+    /// reach acceptance?
+    pub fn live_boundary(&self, gss: &Gss, n: NodeId, lex: usize) -> bool {
+        let live = &self.g.liveness;
+        let entry = live.live_b_entry(gss.state(n), lex);
+        if entry.accept {
+            return true;
+        }
+        let mut nodes = Vec::new();
+        let mut last_d = usize::MAX;
+        for exit in live.exits(entry) {
+            let d = exit.dist as usize;
+            if d != last_d {
+                gss.at_distance(n, None, d, &mut nodes);
+                last_d = d;
+            }
+            if nodes.iter().any(|&anc| self.summary_bit(gss, anc, exit.nt, exit.lex as usize)) {
+                return true;
+            }
+        }
+        false
+    }
+
+    /// Is the head live: can some continuation of its bytes be accepted?
+    /// Mid-lexeme, this shifts each terminal the lexeme may end as into
+    /// scratch nodes (removed before returning).
+    pub fn live(&self, gss: &mut Gss, head: Head) -> bool {
+        let live = &self.g.liveness;
+        let b = live.boundary_index[head.config.index()];
+        if b != u32::MAX {
+            return self.live_boundary(gss, head.node, b as usize);
+        }
+        let cp = gss.checkpoint();
+        let mut result = false;
+        let reach = live.first_reach(head.config);
+        let mut i = 0;
+        while i < reach.len() && !result {
+            let t = reach[i].0;
+            // Group the lexical states that follow the same terminal.
+            let mut j = i;
+            while j < reach.len() && reach[j].0 == t {
+                j += 1;
+            }
+            if live.ignored[t.index()] {
+                result = reach[i..j].iter().any(|&(_, f)| self.live_boundary(gss, head.node, f as usize));
+            } else {
+                let tops = self.shift(gss, &[head.node], t);
+                result = tops.iter().any(|&top| reach[i..j].iter().any(|&(_, f)| self.live_boundary(gss, top, f as usize)));
+                gss.truncate(cp);
+            }
+            i = j;
+        }
+        gss.truncate(cp);
+        result
+    }
+
+    /// Does the input accepted so far form a complete member of the language
+    /// at this head (ending the lexeme in progress here)?
+    pub fn accepting(&self, gss: &mut Gss, head: Head) -> bool {
+        let live = &self.g.liveness;
+        let end = live.end as usize;
+        if live.boundary_index[head.config.index()] != u32::MAX {
+            return self.live_boundary(gss, head.node, end);
+        }
+        let cp = gss.checkpoint();
+        let mut result = false;
+        for &(t, _) in self.g.lexer.configs.emits(head.config) {
+            if live.ignored[t.index()] {
+                result = self.live_boundary(gss, head.node, end);
+            } else {
+                let tops = self.shift(gss, &[head.node], t);
+                result = tops.iter().any(|&top| self.live_boundary(gss, top, end));
+                gss.truncate(cp);
+            }
+            if result {
+                break;
+            }
+        }
+        gss.truncate(cp);
+        result
+    }
+
+    /// Heads before the next byte: every head as is (continuing its lexeme)
+    /// plus, for every terminal its lexeme may end as here, the head after
+    /// shifting that terminal. Shifts happen once per (terminal, boundary)
+    /// group. `filter` decides whether a boundary configuration is worth
+    /// shifting into (e.g. whether the next byte can start a lexeme there).
+    pub fn expand_emissions(
+        &self,
+        gss: &mut Gss,
+        heads: &[Head],
+        filter: &mut dyn FnMut(LexConfigId) -> bool,
+        out: &mut Vec<Head>,
+    ) {
+        let configs = &self.g.lexer.configs;
+        let ignored = &self.g.liveness.ignored;
+        out.clear();
+        out.extend_from_slice(heads);
+        let mut groups: Vec<(TerminalId, LexConfigId, NodeId)> = Vec::new();
+        for h in heads {
+            for &(t, f) in configs.emits(h.config) {
+                if !filter(f) {
+                    continue;
+                }
+                if ignored[t.index()] {
+                    out.push(Head { node: h.node, config: f });
+                } else {
+                    groups.push((t, f, h.node));
+                }
+            }
+        }
+        groups.sort_unstable();
+        groups.dedup();
+        let mut i = 0;
+        while i < groups.len() {
+            let (t, f, _) = groups[i];
+            let mut j = i;
+            let mut tops: Tops = SmallVec::new();
+            while j < groups.len() && groups[j].0 == t && groups[j].1 == f {
+                tops.push(groups[j].2);
+                j += 1;
+            }
+            for top in self.shift(gss, &tops, t) {
+                out.push(Head { node: top, config: f });
+            }
+            i = j;
+        }
+        out.sort_unstable();
+        out.dedup();
+    }
+
+    /// Consume one byte from every expanded head: the lexeme in progress
+    /// continues, or the head dies.
+    pub fn advance(&self, expanded: &[Head], byte: u8, out: &mut Vec<Head>) {
+        let lexer = &self.g.lexer;
+        out.clear();
+        for h in expanded {
+            if let Some(c) = lexer.configs.next(&lexer.dfa, h.config, byte) {
+                out.push(Head { node: h.node, config: c });
+            }
+        }
+        out.sort_unstable();
+        out.dedup();
+    }
+
+    /// Commit bytes to a set of heads; returns the heads after the last byte
+    /// (lexically alive, not yet filtered for liveness).
+    pub fn step_bytes(&self, gss: &mut Gss, heads: &[Head], bytes: &[u8], max_heads: usize) -> Result<Vec<Head>, usize> {
+        let lexer = &self.g.lexer;
+        let mut current = heads.to_vec();
+        let mut expanded = Vec::new();
+        for &byte in bytes {
+            self.expand_emissions(
+                gss,
+                &current,
+                &mut |f| lexer.configs.next(&lexer.dfa, f, byte).is_some(),
+                &mut expanded,
+            );
+            self.advance(&expanded, byte, &mut current);
+            if current.is_empty() {
+                break;
+            }
+            if current.len() > max_heads {
+                return Err(current.len());
+            }
+        }
+        Ok(current)
+    }
+}

@@ -1,0 +1,281 @@
+//! The grammar IR: what every front end produces and the compiler consumes.
+//!
+//! A [`Grammar`] is a set of terminals (regular languages over bytes, lexed
+//! with per-terminal longest match, DESIGN §3) and rules (EBNF-style
+//! expressions over terminals and rules), a start rule, and the source text
+//! the spans point into. It is plain, printable data; [`normal`] brings it to
+//! the BNF normal form the LR construction needs.
+
+pub mod normal;
+pub mod pattern;
+
+use std::fmt;
+use std::sync::Arc;
+
+use rustc_hash::FxHashMap;
+
+use crate::error::{Error, Result};
+use crate::ids::{RuleId, TerminalId};
+use crate::source::{Source, Span};
+pub use pattern::Pattern;
+
+#[derive(Clone, Debug)]
+pub struct Terminal {
+    /// Display name: the user's name, or the quoted literal for anonymous ones.
+    pub name: String,
+    pub pattern: Pattern,
+    /// Ignored terminals may appear between any two lexemes and never reach the parser.
+    pub ignored: bool,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Expr {
+    Empty,
+    Terminal(TerminalId),
+    Rule(RuleId),
+    Seq(Vec<Expr>),
+    Alt(Vec<Expr>),
+    Repeat { expr: Box<Expr>, min: u32, max: Option<u32> },
+}
+
+#[derive(Clone, Debug)]
+pub struct Rule {
+    pub name: String,
+    pub body: Expr,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug)]
+pub struct Grammar {
+    pub source: Arc<Source>,
+    pub terminals: Vec<Terminal>,
+    pub rules: Vec<Rule>,
+    pub start: RuleId,
+}
+
+impl Grammar {
+    pub fn terminal(&self, id: TerminalId) -> &Terminal {
+        &self.terminals[id.index()]
+    }
+    pub fn rule(&self, id: RuleId) -> &Rule {
+        &self.rules[id.index()]
+    }
+}
+
+/// Interns terminals and rules while a front end lowers its syntax tree.
+/// Rules may be referenced before they are defined; [`GrammarBuilder::finish`]
+/// reports any that never were, at the first reference.
+pub struct GrammarBuilder {
+    source: Arc<Source>,
+    terminals: Vec<Terminal>,
+    literal_ids: FxHashMap<Vec<u8>, TerminalId>,
+    terminal_names: FxHashMap<String, TerminalId>,
+    rules: Vec<(String, Option<(Expr, Span)>, Span)>,
+    rule_names: FxHashMap<String, RuleId>,
+}
+
+impl GrammarBuilder {
+    pub fn new(source: Arc<Source>) -> Self {
+        GrammarBuilder {
+            source,
+            terminals: Vec::new(),
+            literal_ids: FxHashMap::default(),
+            terminal_names: FxHashMap::default(),
+            rules: Vec::new(),
+            rule_names: FxHashMap::default(),
+        }
+    }
+
+    pub fn source(&self) -> &Arc<Source> {
+        &self.source
+    }
+
+    pub fn error(&self, code: &'static str, message: impl Into<String>, span: Span) -> Error {
+        Error::grammar(code, message).at(&self.source, span)
+    }
+
+    /// An anonymous terminal for a literal byte string (deduplicated).
+    pub fn literal(&mut self, bytes: &[u8], span: Span) -> Result<TerminalId> {
+        if bytes.is_empty() {
+            return Err(self.error("empty_literal", "empty string literals are not terminals; use an empty alternative instead", span));
+        }
+        if let Some(&id) = self.literal_ids.get(bytes) {
+            return Ok(id);
+        }
+        let id = TerminalId::from_usize(self.terminals.len());
+        self.terminals.push(Terminal {
+            name: quote_bytes(bytes),
+            pattern: Pattern::literal(bytes),
+            ignored: false,
+            span,
+        });
+        self.literal_ids.insert(bytes.to_vec(), id);
+        Ok(id)
+    }
+
+    /// An anonymous terminal for a pattern; identical patterns share one terminal.
+    pub fn anonymous(&mut self, display: &str, pattern: Pattern, span: Span) -> TerminalId {
+        if let Some(bytes) = pattern.as_literal() {
+            if let Some(&id) = self.literal_ids.get(bytes) {
+                return id;
+            }
+        }
+        if let Some(i) = self.terminals.iter().position(|t| t.pattern == pattern && !t.ignored) {
+            return TerminalId::from_usize(i);
+        }
+        let id = TerminalId::from_usize(self.terminals.len());
+        if let Some(bytes) = pattern.as_literal() {
+            self.literal_ids.insert(bytes.to_vec(), id);
+        }
+        self.terminals.push(Terminal { name: display.to_string(), pattern, ignored: false, span });
+        id
+    }
+
+    /// A named terminal; names are unique.
+    pub fn named_terminal(&mut self, name: &str, pattern: Pattern, span: Span) -> Result<TerminalId> {
+        if self.terminal_names.contains_key(name) {
+            return Err(self.error("duplicate_terminal", format!("terminal `{name}` is defined more than once"), span));
+        }
+        let id = TerminalId::from_usize(self.terminals.len());
+        self.terminals.push(Terminal { name: name.to_string(), pattern, ignored: false, span });
+        self.terminal_names.insert(name.to_string(), id);
+        Ok(id)
+    }
+
+    pub fn terminal_named(&self, name: &str) -> Option<TerminalId> {
+        self.terminal_names.get(name).copied()
+    }
+
+    pub fn set_ignored(&mut self, id: TerminalId) {
+        self.terminals[id.index()].ignored = true;
+    }
+
+    /// Reference a rule by name, declaring it if new.
+    pub fn rule_ref(&mut self, name: &str, span: Span) -> RuleId {
+        if let Some(&id) = self.rule_names.get(name) {
+            return id;
+        }
+        let id = RuleId::from_usize(self.rules.len());
+        self.rules.push((name.to_string(), None, span));
+        self.rule_names.insert(name.to_string(), id);
+        id
+    }
+
+    pub fn rule_named(&self, name: &str) -> Option<RuleId> {
+        self.rule_names.get(name).copied()
+    }
+
+    pub fn is_defined(&self, id: RuleId) -> bool {
+        self.rules[id.index()].1.is_some()
+    }
+
+    /// Define a rule's body; a second definition of one name is an error.
+    pub fn define_rule(&mut self, name: &str, body: Expr, span: Span) -> Result<RuleId> {
+        let id = self.rule_ref(name, span);
+        let slot = &mut self.rules[id.index()];
+        if slot.1.is_some() {
+            return Err(self.error("duplicate_rule", format!("rule `{name}` is defined more than once"), span));
+        }
+        slot.1 = Some((body, span));
+        Ok(id)
+    }
+
+    /// A helper rule with a generated, unique name.
+    pub fn fresh_rule(&mut self, base: &str, body: Expr, span: Span) -> RuleId {
+        let mut n = self.rules.len();
+        let mut name = format!("{base}#{n}");
+        while self.rule_names.contains_key(&name) {
+            n += 1;
+            name = format!("{base}#{n}");
+        }
+        self.define_rule(&name, body, span).expect("fresh rule names are unique")
+    }
+
+    pub fn finish(self, start: RuleId) -> Result<Grammar> {
+        let mut rules = Vec::with_capacity(self.rules.len());
+        for (name, def, first_ref) in self.rules {
+            match def {
+                Some((body, span)) => rules.push(Rule { name, body, span }),
+                None => {
+                    return Err(Error::grammar("unknown_rule", format!("rule `{name}` is used but never defined"))
+                        .at(&self.source, first_ref))
+                }
+            }
+        }
+        Ok(Grammar { source: self.source, terminals: self.terminals, rules, start })
+    }
+}
+
+/// `"abc"` with non-printable bytes escaped, for display names.
+pub fn quote_bytes(bytes: &[u8]) -> String {
+    let mut out = String::from("\"");
+    for chunk in bytes.utf8_chunks() {
+        for c in chunk.valid().chars() {
+            match c {
+                '"' => out.push_str("\\\""),
+                '\\' => out.push_str("\\\\"),
+                '\n' => out.push_str("\\n"),
+                '\t' => out.push_str("\\t"),
+                '\r' => out.push_str("\\r"),
+                c if c.is_control() => out.push_str(&format!("\\u{{{:x}}}", c as u32)),
+                c => out.push(c),
+            }
+        }
+        for b in chunk.invalid() {
+            out.push_str(&format!("\\x{b:02x}"));
+        }
+    }
+    out.push('"');
+    out
+}
+
+impl fmt::Display for Grammar {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, t) in self.terminals.iter().enumerate() {
+            writeln!(f, "terminal {i} {}{}", t.name, if t.ignored { " (ignored)" } else { "" })?;
+        }
+        for (i, r) in self.rules.iter().enumerate() {
+            let mark = if i == self.start.index() { " (start)" } else { "" };
+            writeln!(f, "rule {} = {}{mark}", r.name, DisplayExpr(self, &r.body))?;
+        }
+        Ok(())
+    }
+}
+
+struct DisplayExpr<'a>(&'a Grammar, &'a Expr);
+
+impl fmt::Display for DisplayExpr<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let g = self.0;
+        match self.1 {
+            Expr::Empty => write!(f, "()"),
+            Expr::Terminal(t) => write!(f, "{}", g.terminal(*t).name),
+            Expr::Rule(r) => write!(f, "{}", g.rule(*r).name),
+            Expr::Seq(items) => {
+                write!(f, "(")?;
+                for (i, e) in items.iter().enumerate() {
+                    if i > 0 {
+                        write!(f, " ")?;
+                    }
+                    write!(f, "{}", DisplayExpr(g, e))?;
+                }
+                write!(f, ")")
+            }
+            Expr::Alt(items) => {
+                write!(f, "(")?;
+                for (i, e) in items.iter().enumerate() {
+                    if i > 0 {
+                        write!(f, " | ")?;
+                    }
+                    write!(f, "{}", DisplayExpr(g, e))?;
+                }
+                write!(f, ")")
+            }
+            Expr::Repeat { expr, min, max } => match max {
+                Some(max) => write!(f, "{}{{{min},{max}}}", DisplayExpr(g, expr)),
+                None => write!(f, "{}{{{min},}}", DisplayExpr(g, expr)),
+            },
+        }
+    }
+}

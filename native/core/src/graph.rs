@@ -1,0 +1,78 @@
+//! Small graph utilities for the compiler passes (no recursion: grammar
+//! sizes come from API requests, so depth is user-controlled).
+
+/// Strongly connected components by an iterative Tarjan. Components are
+/// numbered in reverse topological order: every edge goes from a component
+/// to one with a smaller or equal number, so processing components in
+/// increasing order sees successors first.
+pub fn strongly_connected_components(n: usize, succ: &dyn Fn(usize) -> Vec<usize>) -> (Vec<usize>, usize) {
+    const UNVISITED: usize = usize::MAX;
+    let mut index = vec![UNVISITED; n];
+    let mut low = vec![0usize; n];
+    let mut on_stack = vec![false; n];
+    let mut comp = vec![UNVISITED; n];
+    let mut stack: Vec<usize> = Vec::new();
+    let mut counter = 0usize;
+    let mut num_comps = 0usize;
+    let mut calls: Vec<(usize, Vec<usize>, usize)> = Vec::new();
+    for root in 0..n {
+        if index[root] != UNVISITED {
+            continue;
+        }
+        index[root] = counter;
+        low[root] = counter;
+        counter += 1;
+        stack.push(root);
+        on_stack[root] = true;
+        calls.push((root, succ(root), 0));
+        while let Some((v, edges, next)) = calls.last_mut() {
+            let v = *v;
+            if *next < edges.len() {
+                let w = edges[*next];
+                *next += 1;
+                if index[w] == UNVISITED {
+                    index[w] = counter;
+                    low[w] = counter;
+                    counter += 1;
+                    stack.push(w);
+                    on_stack[w] = true;
+                    let ws = succ(w);
+                    calls.push((w, ws, 0));
+                } else if on_stack[w] {
+                    low[v] = low[v].min(index[w]);
+                }
+            } else {
+                calls.pop();
+                if low[v] == index[v] {
+                    while let Some(w) = stack.pop() {
+                        on_stack[w] = false;
+                        comp[w] = num_comps;
+                        if w == v {
+                            break;
+                        }
+                    }
+                    num_comps += 1;
+                }
+                if let Some((parent, _, _)) = calls.last() {
+                    low[*parent] = low[*parent].min(low[v]);
+                }
+            }
+        }
+    }
+    (comp, num_comps)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn components_in_reverse_topological_order() {
+        // 0 → 1 ⇄ 2 → 3
+        let edges = [vec![1], vec![2], vec![1, 3], vec![]];
+        let (comp, n) = strongly_connected_components(4, &|v| edges[v].clone());
+        assert_eq!(n, 3);
+        assert_eq!(comp[1], comp[2]);
+        assert!(comp[3] < comp[1] && comp[1] < comp[0]);
+    }
+}

@@ -1,0 +1,141 @@
+//! The combined lexer DFA: the product of every terminal's minimal DFA.
+//!
+//! A state is the list of terminals still possible, each with its own DFA
+//! state. Because each component DFA is minimal, two combined states are
+//! equal exactly when they behave the same for every terminal, so the product
+//! needs no further minimisation. Per state we keep the terminals that accept
+//! here; the components let a longest-match exclusion start from the exact
+//! state of the terminal being emitted.
+
+use rustc_hash::FxHashMap;
+
+use super::dfa::{merge_classes, TermDfa};
+use crate::error::{Error, Result};
+use crate::grammar::Grammar;
+use crate::ids::{DfaStateId, TerminalId};
+
+#[derive(Clone, Debug)]
+pub struct LexerDfa {
+    /// One minimal DFA per terminal, indexed by `TerminalId`.
+    pub terminals: Vec<TermDfa>,
+    pub classes: [u8; 256],
+    pub num_classes: usize,
+    /// One representative byte per class.
+    pub class_reps: Vec<u8>,
+    /// `trans[state * num_classes + class]`; state 0 is dead.
+    pub trans: Vec<u32>,
+    /// Live components of each state: `(terminal, state in that terminal's DFA)`.
+    pub components: Vec<Vec<(TerminalId, u32)>>,
+    /// Terminals that accept in each state (sorted).
+    pub accepts: Vec<Vec<TerminalId>>,
+    pub start: DfaStateId,
+}
+
+pub const DEAD_STATE: DfaStateId = DfaStateId(0);
+
+#[derive(Clone, Debug)]
+pub struct LexerLimits {
+    /// States of one terminal's DFA (counted repetition unrolls). Speed: ~1M/s.
+    pub max_terminal_dfa_states: usize,
+    /// States of the combined DFA over all terminals.
+    pub max_lexer_dfa_states: usize,
+    /// Lexer configurations (DFA state × pending exclusions).
+    pub max_lexer_configs: usize,
+}
+
+impl Default for LexerLimits {
+    fn default() -> Self {
+        LexerLimits { max_terminal_dfa_states: 200_000, max_lexer_dfa_states: 500_000, max_lexer_configs: 500_000 }
+    }
+}
+
+impl LexerDfa {
+    pub fn build(grammar: &Grammar, limits: &LexerLimits) -> Result<LexerDfa> {
+        let mut terminals = Vec::with_capacity(grammar.terminals.len());
+        for t in &grammar.terminals {
+            let dfa = TermDfa::from_pattern(&t.pattern, limits.max_terminal_dfa_states)
+                .map_err(|e| e.at(&grammar.source, t.span))?;
+            if dfa.accepts_empty() {
+                return Err(Error::grammar(
+                    "empty_terminal",
+                    format!("terminal {} matches the empty string; terminals must consume at least one byte", t.name),
+                )
+                .at(&grammar.source, t.span));
+            }
+            terminals.push(dfa);
+        }
+        let (classes, num_classes, class_reps) = merge_classes(terminals.iter().map(|d| &d.classes));
+        let mut ids: FxHashMap<Vec<(TerminalId, u32)>, u32> = FxHashMap::default();
+        let mut components: Vec<Vec<(TerminalId, u32)>> = vec![Vec::new()];
+        ids.insert(Vec::new(), 0);
+        let start: Vec<(TerminalId, u32)> = terminals
+            .iter()
+            .enumerate()
+            .filter(|(_, d)| d.live[d.start as usize])
+            .map(|(i, d)| (TerminalId::from_usize(i), d.start))
+            .collect();
+        let start_id = if start.is_empty() {
+            0
+        } else {
+            ids.insert(start.clone(), 1);
+            components.push(start);
+            1
+        };
+        let mut trans = vec![0u32; num_classes]; // dead row
+        let mut i = 1;
+        while i < components.len() {
+            let comps = components[i].clone();
+            i += 1;
+            for &rep in &class_reps {
+                let next: Vec<(TerminalId, u32)> = comps
+                    .iter()
+                    .filter_map(|&(t, s)| {
+                        let d = &terminals[t.index()];
+                        let s2 = d.next(s, rep);
+                        d.live[s2 as usize].then_some((t, s2))
+                    })
+                    .collect();
+                let len = components.len() as u32;
+                let id = *ids.entry(next.clone()).or_insert_with(|| {
+                    components.push(next);
+                    len
+                });
+                if components.len() > limits.max_lexer_dfa_states {
+                    return Err(Error::limit("max_lexer_dfa_states", components.len(), limits.max_lexer_dfa_states));
+                }
+                trans.push(id);
+            }
+        }
+        let accepts = components
+            .iter()
+            .map(|comps| {
+                comps.iter().filter(|(t, s)| terminals[t.index()].accept[*s as usize]).map(|(t, _)| *t).collect()
+            })
+            .collect();
+        Ok(LexerDfa {
+            terminals,
+            classes,
+            num_classes,
+            class_reps,
+            trans,
+            components,
+            accepts,
+            start: DfaStateId(start_id),
+        })
+    }
+
+    pub fn num_states(&self) -> usize {
+        self.components.len()
+    }
+
+    #[inline]
+    pub fn next(&self, state: DfaStateId, byte: u8) -> DfaStateId {
+        DfaStateId(self.trans[state.index() * self.num_classes + self.classes[byte as usize] as usize])
+    }
+
+    /// The state of terminal `t`'s own DFA inside combined state `state`.
+    pub fn component(&self, state: DfaStateId, t: TerminalId) -> Option<u32> {
+        let comps = &self.components[state.index()];
+        comps.binary_search_by_key(&t, |&(x, _)| x).ok().map(|i| comps[i].1)
+    }
+}

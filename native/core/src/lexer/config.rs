@@ -1,0 +1,158 @@
+//! Lexer configurations and their transitions (DESIGN §3, "Lexing is
+//! per-terminal longest match").
+//!
+//! A configuration is the combined-DFA state of the lexeme in progress plus
+//! the pending *exclusions*: terminals emitted earlier that could still have
+//! matched a longer lexeme, each with its own DFA state advanced over the
+//! bytes since. If an excluded terminal reaches an accepting state, the early
+//! emission was not the longest match and the branch dies; once it can no
+//! longer accept, the exclusion is dropped. A configuration whose DFA state is
+//! the start state is a *boundary*: nothing is pending in the current lexeme.
+//!
+//! All configurations reachable from the start are enumerated when the
+//! grammar is compiled, so runtime lexing is table lookups:
+//! `next(config, byte)` continues the lexeme in progress, `emits(config)` lists
+//! the terminals that may end here with the boundary configuration that
+//! follows each.
+
+use rustc_hash::FxHashMap;
+
+use super::combined::{LexerDfa, DEAD_STATE};
+use crate::error::{Error, Result};
+use crate::ids::{DfaStateId, LexConfigId, TerminalId};
+
+/// `(terminal, state in that terminal's DFA)`: T must not reach an accepting state.
+pub type Exclusion = (TerminalId, u32);
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct LexConfig {
+    pub dfa: DfaStateId,
+    pub exclusions: Vec<Exclusion>,
+}
+
+pub const NO_CONFIG: u32 = u32::MAX;
+
+#[derive(Clone, Debug)]
+pub struct LexConfigs {
+    pub configs: Vec<LexConfig>,
+    pub num_classes: usize,
+    /// `next[config * num_classes + class]`, or `NO_CONFIG`.
+    pub next: Vec<u32>,
+    /// CSR: `emits[emit_start[c]..emit_start[c+1]]`.
+    pub emit_start: Vec<u32>,
+    pub emits: Vec<(TerminalId, LexConfigId)>,
+    pub start: LexConfigId,
+}
+
+impl LexConfigs {
+    pub fn build(dfa: &LexerDfa, max_configs: usize) -> Result<LexConfigs> {
+        let k = dfa.num_classes;
+        let mut ids: FxHashMap<LexConfig, u32> = FxHashMap::default();
+        let mut configs = vec![LexConfig { dfa: dfa.start, exclusions: Vec::new() }];
+        ids.insert(configs[0].clone(), 0);
+        let mut next = Vec::new();
+        let mut emit_lists: Vec<Vec<(TerminalId, LexConfigId)>> = Vec::new();
+        let mut intern = |c: LexConfig, configs: &mut Vec<LexConfig>| -> Result<u32> {
+            if let Some(&id) = ids.get(&c) {
+                return Ok(id);
+            }
+            let id = configs.len() as u32;
+            if configs.len() >= max_configs {
+                return Err(Error::limit("max_lexer_configs", configs.len() + 1, max_configs));
+            }
+            ids.insert(c.clone(), id);
+            configs.push(c);
+            Ok(id)
+        };
+        let mut i = 0;
+        while i < configs.len() {
+            let config = configs[i].clone();
+            i += 1;
+            // Continue the lexeme in progress by one byte class.
+            for &rep in &dfa.class_reps {
+                let target = match step(dfa, &config, rep) {
+                    Some(c) => intern(c, &mut configs)?,
+                    None => NO_CONFIG,
+                };
+                next.push(target);
+            }
+            // End the lexeme here as any accepting terminal.
+            let mut emits = Vec::new();
+            if config.dfa != dfa.start {
+                for &t in &dfa.accepts[config.dfa.index()] {
+                    let mut exclusions = config.exclusions.clone();
+                    let s = dfa.component(config.dfa, t).expect("accepting terminal is a component");
+                    if dfa.terminals[t.index()].accepts_later[s as usize] {
+                        exclusions.push((t, s));
+                        exclusions.sort_unstable();
+                        exclusions.dedup();
+                    }
+                    let fresh = intern(LexConfig { dfa: dfa.start, exclusions }, &mut configs)?;
+                    emits.push((t, LexConfigId(fresh)));
+                }
+            }
+            emit_lists.push(emits);
+        }
+        debug_assert_eq!(next.len(), configs.len() * k);
+        let mut emit_start = Vec::with_capacity(configs.len() + 1);
+        let mut emits = Vec::new();
+        for list in emit_lists {
+            emit_start.push(emits.len() as u32);
+            emits.extend(list);
+        }
+        emit_start.push(emits.len() as u32);
+        Ok(LexConfigs { configs, num_classes: k, next, emit_start, emits, start: LexConfigId(0) })
+    }
+
+    pub fn len(&self) -> usize {
+        self.configs.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.configs.is_empty()
+    }
+
+    #[inline]
+    pub fn next(&self, dfa: &LexerDfa, c: LexConfigId, byte: u8) -> Option<LexConfigId> {
+        let t = self.next[c.index() * self.num_classes + dfa.classes[byte as usize] as usize];
+        (t != NO_CONFIG).then_some(LexConfigId(t))
+    }
+
+    #[inline]
+    pub fn next_by_class(&self, c: LexConfigId, class: usize) -> Option<LexConfigId> {
+        let t = self.next[c.index() * self.num_classes + class];
+        (t != NO_CONFIG).then_some(LexConfigId(t))
+    }
+
+    #[inline]
+    pub fn emits(&self, c: LexConfigId) -> &[(TerminalId, LexConfigId)] {
+        &self.emits[self.emit_start[c.index()] as usize..self.emit_start[c.index() + 1] as usize]
+    }
+
+    pub fn is_boundary(&self, dfa: &LexerDfa, c: LexConfigId) -> bool {
+        self.configs[c.index()].dfa == dfa.start
+    }
+}
+
+/// Continue `config` by one byte: `None` if the lexeme in progress dies or an
+/// exclusion is violated.
+fn step(dfa: &LexerDfa, config: &LexConfig, byte: u8) -> Option<LexConfig> {
+    let d = dfa.next(config.dfa, byte);
+    if d == DEAD_STATE {
+        return None;
+    }
+    let mut exclusions = Vec::with_capacity(config.exclusions.len());
+    for &(t, s) in &config.exclusions {
+        let term = &dfa.terminals[t.index()];
+        let s2 = term.next(s, byte);
+        if term.accept[s2 as usize] {
+            return None; // the earlier emission of t was not its longest match
+        }
+        if term.live[s2 as usize] {
+            exclusions.push((t, s2));
+        }
+    }
+    exclusions.sort_unstable();
+    exclusions.dedup();
+    Some(LexConfig { dfa: d, exclusions })
+}

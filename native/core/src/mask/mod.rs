@@ -1,0 +1,16 @@
+//! Mask engines. Each answers, for the current heads, which vocabulary
+//! tokens leave a live state when committed (DESIGN §3):
+//!
+//! * [`oracle`]: commit every token on the side and keep the live ones —
+//!   obviously correct, slow, the test oracle (engine zero).
+//! * [`dynamic`]: walk the vocabulary trie from the heads, advancing the lexer
+//!   byte by byte and the parser only when a lexeme ends; prune a subtree as
+//!   soon as its prefix is lexically dead.
+
+pub mod dynamic;
+pub mod oracle;
+
+use crate::sets::BitSet;
+
+/// A token mask: bit i of word i/32 is token i.
+pub type TokenMask = BitSet;

@@ -1,0 +1,66 @@
+//! Dense bitsets, for terminal sets at compile time and token masks at runtime.
+//! Words are `u32` so a token mask has exactly the layout callers expect
+//! (bit i of word i/32 is token i).
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Default)]
+pub struct BitSet {
+    words: Vec<u32>,
+}
+
+impl BitSet {
+    pub fn new(bits: usize) -> BitSet {
+        BitSet { words: vec![0; bits.div_ceil(32)] }
+    }
+    #[inline]
+    pub fn insert(&mut self, i: usize) -> bool {
+        let (w, b) = (i / 32, 1u32 << (i % 32));
+        let fresh = self.words[w] & b == 0;
+        self.words[w] |= b;
+        fresh
+    }
+    #[inline]
+    pub fn contains(&self, i: usize) -> bool {
+        self.words.get(i / 32).is_some_and(|w| w & (1 << (i % 32)) != 0)
+    }
+    /// `self |= other`; returns whether anything changed.
+    pub fn union_with(&mut self, other: &BitSet) -> bool {
+        let mut changed = false;
+        for (a, b) in self.words.iter_mut().zip(&other.words) {
+            let n = *a | *b;
+            changed |= n != *a;
+            *a = n;
+        }
+        changed
+    }
+    pub fn intersects(&self, other: &BitSet) -> bool {
+        self.words.iter().zip(&other.words).any(|(a, b)| a & b != 0)
+    }
+    pub fn is_empty(&self) -> bool {
+        self.words.iter().all(|&w| w == 0)
+    }
+    pub fn clear(&mut self) {
+        self.words.iter_mut().for_each(|w| *w = 0);
+    }
+    pub fn count(&self) -> usize {
+        self.words.iter().map(|w| w.count_ones() as usize).sum()
+    }
+    pub fn iter(&self) -> impl Iterator<Item = usize> + '_ {
+        self.words.iter().enumerate().flat_map(|(i, &w)| {
+            let mut w = w;
+            std::iter::from_fn(move || {
+                if w == 0 {
+                    return None;
+                }
+                let b = w.trailing_zeros() as usize;
+                w &= w - 1;
+                Some(i * 32 + b)
+            })
+        })
+    }
+    pub fn words(&self) -> &[u32] {
+        &self.words
+    }
+    pub fn words_mut(&mut self) -> &mut [u32] {
+        &mut self.words
+    }
+}

@@ -1,0 +1,153 @@
+//! Model vocabularies: token id → bytes, plus ids that match no bytes.
+//!
+//! A token is one of: a byte string (matched by the lexer), *exact-only*
+//! (special and added tokens, and empty pieces: never matched as bytes, only
+//! where a grammar names them or as end tokens), or *missing* (a gap in the
+//! id space; never allowed). The fingerprint hashes the full mapping so a
+//! token or artifact from another vocabulary is recognised even when sizes
+//! match.
+
+pub mod trie;
+
+use std::sync::Arc;
+
+use crate::error::{Error, ErrorKind, Result};
+use crate::ids::TokenId;
+pub use trie::Trie;
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum TokenKind {
+    Bytes,
+    ExactOnly,
+    Missing,
+}
+
+#[derive(Debug)]
+pub struct Vocab {
+    data: Vec<u8>,
+    offsets: Vec<u32>,
+    kinds: Vec<TokenKind>,
+    fingerprint: u64,
+    trie: Trie,
+}
+
+/// One entry when building a vocabulary.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum TokenDef {
+    Bytes(Vec<u8>),
+    ExactOnly,
+    Missing,
+}
+
+pub const MAX_VOCAB_SIZE: usize = 1 << 24;
+
+impl Vocab {
+    /// Build from a dense list indexed by token id. Empty byte strings become
+    /// exact-only: committing one would change nothing, so they are never
+    /// offered as bytes.
+    pub fn new(tokens: Vec<TokenDef>) -> Result<Arc<Vocab>> {
+        if tokens.len() > MAX_VOCAB_SIZE {
+            return Err(Error::new(
+                ErrorKind::Vocab,
+                "vocab_too_large",
+                format!("vocabulary has {} ids; at most {MAX_VOCAB_SIZE} are supported", tokens.len()),
+            ));
+        }
+        let mut data = Vec::new();
+        let mut offsets = Vec::with_capacity(tokens.len() + 1);
+        let mut kinds = Vec::with_capacity(tokens.len());
+        let mut hash = Fnv::new();
+        for (id, t) in tokens.iter().enumerate() {
+            offsets.push(data.len() as u32);
+            hash.write(&(id as u64).to_le_bytes());
+            match t {
+                TokenDef::Bytes(b) if !b.is_empty() => {
+                    data.extend_from_slice(b);
+                    kinds.push(TokenKind::Bytes);
+                    hash.write(&[1]);
+                    hash.write(&(b.len() as u64).to_le_bytes());
+                    hash.write(b);
+                }
+                TokenDef::Bytes(_) | TokenDef::ExactOnly => {
+                    kinds.push(TokenKind::ExactOnly);
+                    hash.write(&[2]);
+                }
+                TokenDef::Missing => {
+                    kinds.push(TokenKind::Missing);
+                    hash.write(&[3]);
+                }
+            }
+        }
+        offsets.push(data.len() as u32);
+        let mut vocab = Vocab { data, offsets, kinds, fingerprint: hash.finish(), trie: Trie::default() };
+        vocab.trie = Trie::build(&vocab);
+        Ok(Arc::new(vocab))
+    }
+
+    /// Build from `(id, bytes)` pairs; ids not listed are missing. Duplicate
+    /// ids are an error; duplicate byte strings are allowed.
+    pub fn from_pairs(pairs: impl IntoIterator<Item = (u32, Vec<u8>)>) -> Result<Arc<Vocab>> {
+        let mut tokens: Vec<TokenDef> = Vec::new();
+        for (id, bytes) in pairs {
+            let id = id as usize;
+            if id >= MAX_VOCAB_SIZE {
+                return Err(Error::new(ErrorKind::Vocab, "token_id_too_large", format!("token id {id} is too large")));
+            }
+            if tokens.len() <= id {
+                tokens.resize(id + 1, TokenDef::Missing);
+            }
+            if tokens[id] != TokenDef::Missing {
+                return Err(Error::new(ErrorKind::Vocab, "duplicate_token_id", format!("token id {id} is given twice")));
+            }
+            tokens[id] = TokenDef::Bytes(bytes);
+        }
+        Vocab::new(tokens)
+    }
+
+    /// Number of token ids (one past the largest id).
+    pub fn len(&self) -> usize {
+        self.kinds.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.kinds.is_empty()
+    }
+
+    pub fn kind(&self, t: TokenId) -> TokenKind {
+        self.kinds.get(t.index()).copied().unwrap_or(TokenKind::Missing)
+    }
+
+    /// The token's bytes (empty for exact-only and missing ids).
+    pub fn bytes(&self, t: TokenId) -> &[u8] {
+        match self.kinds.get(t.index()) {
+            Some(TokenKind::Bytes) => &self.data[self.offsets[t.index()] as usize..self.offsets[t.index() + 1] as usize],
+            _ => &[],
+        }
+    }
+
+    pub fn fingerprint(&self) -> u64 {
+        self.fingerprint
+    }
+
+    pub fn trie(&self) -> &Trie {
+        &self.trie
+    }
+}
+
+/// FNV-1a, 64 bit: stable across platforms and versions (artifacts store it).
+struct Fnv(u64);
+
+impl Fnv {
+    fn new() -> Self {
+        Fnv(0xcbf2_9ce4_8422_2325)
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 ^= b as u64;
+            self.0 = self.0.wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
