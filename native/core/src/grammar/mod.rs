@@ -26,6 +26,10 @@ pub struct Terminal {
     pub pattern: Pattern,
     /// Ignored terminals may appear between any two lexemes and never reach the parser.
     pub ignored: bool,
+    /// Lark-style priority: when several terminals accept the same lexeme
+    /// (same start, same end), only those with the highest priority may end
+    /// there. Longest match is still per terminal. Default 0.
+    pub priority: i32,
     pub span: Span,
 }
 
@@ -108,6 +112,7 @@ impl GrammarBuilder {
             name: quote_bytes(bytes),
             pattern: Pattern::literal(bytes),
             ignored: false,
+            priority: 0,
             span,
         });
         self.literal_ids.insert(bytes.to_vec(), id);
@@ -128,7 +133,7 @@ impl GrammarBuilder {
         if let Some(bytes) = pattern.as_literal() {
             self.literal_ids.insert(bytes.to_vec(), id);
         }
-        self.terminals.push(Terminal { name: display.to_string(), pattern, ignored: false, span });
+        self.terminals.push(Terminal { name: display.to_string(), pattern, ignored: false, priority: 0, span });
         id
     }
 
@@ -138,7 +143,7 @@ impl GrammarBuilder {
             return Err(self.error("duplicate_terminal", format!("terminal `{name}` is defined more than once"), span));
         }
         let id = TerminalId::from_usize(self.terminals.len());
-        self.terminals.push(Terminal { name: name.to_string(), pattern, ignored: false, span });
+        self.terminals.push(Terminal { name: name.to_string(), pattern, ignored: false, priority: 0, span });
         self.terminal_names.insert(name.to_string(), id);
         Ok(id)
     }
@@ -149,6 +154,14 @@ impl GrammarBuilder {
 
     pub fn set_ignored(&mut self, id: TerminalId) {
         self.terminals[id.index()].ignored = true;
+    }
+
+    pub fn set_priority(&mut self, id: TerminalId, priority: i32) {
+        self.terminals[id.index()].priority = priority;
+    }
+
+    pub fn terminal(&self, id: TerminalId) -> &Terminal {
+        &self.terminals[id.index()]
     }
 
     /// Reference a rule by name, declaring it if new.

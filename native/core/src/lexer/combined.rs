@@ -26,7 +26,8 @@ pub struct LexerDfa {
     pub trans: Vec<u32>,
     /// Live components of each state: `(terminal, state in that terminal's DFA)`.
     pub components: Vec<Vec<(TerminalId, u32)>>,
-    /// Terminals that accept in each state (sorted).
+    /// Terminals that may end a lexeme in each state (sorted): those that
+    /// accept here, restricted to the highest priority among them.
     pub accepts: Vec<Vec<TerminalId>>,
     pub start: DfaStateId,
 }
@@ -106,10 +107,14 @@ impl LexerDfa {
                 trans.push(id);
             }
         }
+        // Priorities only break ties between terminals accepting the same lexeme.
         let accepts = components
             .iter()
             .map(|comps| {
-                comps.iter().filter(|(t, s)| terminals[t.index()].accept[*s as usize]).map(|(t, _)| *t).collect()
+                let accepting: Vec<TerminalId> =
+                    comps.iter().filter(|(t, s)| terminals[t.index()].accept[*s as usize]).map(|(t, _)| *t).collect();
+                let top = accepting.iter().map(|t| grammar.terminals[t.index()].priority).max();
+                accepting.into_iter().filter(|t| Some(grammar.terminals[t.index()].priority) == top).collect()
             })
             .collect();
         Ok(LexerDfa {
