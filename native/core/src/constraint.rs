@@ -222,7 +222,11 @@ impl ConstraintState {
         let c = self.constraint.clone();
         let t = TokenId(token);
         if self.ended {
-            return Err(Error::new(ErrorKind::State, "ended", "an end token was committed; no further tokens are allowed"));
+            return Err(Error::new(
+                ErrorKind::State,
+                "ended",
+                "an end token was committed; no further tokens are allowed",
+            ));
         }
         if token as usize >= c.vocab.len() {
             return Err(Error::new(
@@ -253,7 +257,11 @@ impl ConstraintState {
                 ))
             }
             TokenKind::Missing => {
-                return Err(Error::new(ErrorKind::Rejected, "token_rejected", format!("token {token} is not in the vocabulary")))
+                return Err(Error::new(
+                    ErrorKind::Rejected,
+                    "token_rejected",
+                    format!("token {token} is not in the vocabulary"),
+                ))
             }
         }
         self.commit(c.vocab.bytes(t)).map_err(|e| {
@@ -271,7 +279,11 @@ impl ConstraintState {
 
     pub fn commit_bytes(&mut self, bytes: &[u8]) -> Result<()> {
         if self.ended {
-            return Err(Error::new(ErrorKind::State, "ended", "an end token was committed; no further bytes are allowed"));
+            return Err(Error::new(
+                ErrorKind::State,
+                "ended",
+                "an end token was committed; no further bytes are allowed",
+            ));
         }
         self.commit(bytes)
     }

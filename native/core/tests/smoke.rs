@@ -13,7 +13,9 @@ fn mask_list(m: &glrmask_core::sets::BitSet, n: usize) -> Vec<bool> {
 #[test]
 fn quickstart() {
     let v = vocab(&[b"hello", b" ", b"world", b"<eos>"]);
-    let g = CompiledGrammar::compile(parse_ebnf(r#"start ::= "hello" " " "world""#).unwrap(), &CompileLimits::default()).unwrap();
+    let g =
+        CompiledGrammar::compile(parse_ebnf(r#"start ::= "hello" " " "world""#).unwrap(), &CompileLimits::default())
+            .unwrap();
     let c = Constraint::new(Arc::new(g), v, &[3], Optimization::Auto).unwrap();
     let mut s = c.start();
     assert_eq!(mask_list(&s.mask(), 4), vec![true, false, false, false]);
@@ -39,7 +41,8 @@ nt s = STEM SUFFIX;"#,
     )
     .unwrap();
     let g = Arc::new(CompiledGrammar::compile(g, &CompileLimits::default()).unwrap());
-    let mut toks: Vec<Vec<u8>> = vec![b"list".to_vec(), b"listen".to_vec(), b"ed".to_vec(), b"listed".to_vec(), b"listened".to_vec()];
+    let mut toks: Vec<Vec<u8>> =
+        vec![b"list".to_vec(), b"listen".to_vec(), b"ed".to_vec(), b"listed".to_vec(), b"listened".to_vec()];
     for b in 0u8..=255 {
         toks.push(vec![b]);
     }

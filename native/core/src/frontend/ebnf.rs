@@ -71,7 +71,9 @@ impl EbnfParser<'_> {
     fn alternatives(&mut self) -> Result<Expr> {
         self.depth += 1;
         if self.depth > MAX_NESTING {
-            return Err(self.s.error_here("nesting_too_deep", format!("groups are nested more than {MAX_NESTING} deep")));
+            return Err(self
+                .s
+                .error_here("nesting_too_deep", format!("groups are nested more than {MAX_NESTING} deep")));
         }
         let mut alts = vec![self.sequence()?];
         while self.s.eat("|") {
@@ -264,4 +266,3 @@ impl EbnfParser<'_> {
         Ok((class, Span::new(start, self.s.pos)))
     }
 }
-

@@ -197,7 +197,8 @@ impl GlrmParser<'_, '_> {
                     };
                     let min = num(self);
                     let max = if self.s.eat(",") { num(self) } else { min };
-                    if !self.s.eat("}") || (min.is_none() && max.is_none()) || max.is_some_and(|m| m < min.unwrap_or(0)) {
+                    if !self.s.eat("}") || (min.is_none() && max.is_none()) || max.is_some_and(|m| m < min.unwrap_or(0))
+                    {
                         return Err(self.s.error(
                             "bad_repetition",
                             "malformed repetition: use {m}, {m,}, {m,n} with m ≤ n",
@@ -289,7 +290,11 @@ fn lower(source: &std::sync::Arc<Source>, file: File) -> Result<Grammar> {
         return Err(b.error("missing_start", "no start rule: add `start NAME;`", at));
     };
     if !rule_names.contains_key(start.as_str()) {
-        return Err(b.error("unknown_rule", format!("start rule `{start}` is not defined with `nt {start} = ...;`"), span));
+        return Err(b.error(
+            "unknown_rule",
+            format!("start rule `{start}` is not defined with `nt {start} = ...;`"),
+            span,
+        ));
     }
     let start = b.rule_ref(&start, span);
     b.finish(start)
@@ -337,7 +342,11 @@ fn pattern_of(
         Ast::Regex(hir, _) => Pattern::Hir(hir.clone()),
         Ast::Name(n, span) => {
             if !defs.contains_key(n) {
-                return Err(b.error("unknown_terminal", format!("`{n}` is not a terminal (terminals may only use terminals)"), *span));
+                return Err(b.error(
+                    "unknown_terminal",
+                    format!("`{n}` is not a terminal (terminals may only use terminals)"),
+                    *span,
+                ));
             }
             terminal_pattern(b, defs, n, resolving, done)?
         }

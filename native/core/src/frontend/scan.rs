@@ -107,12 +107,10 @@ impl<'a> Scanner<'a> {
                         self.bump();
                     }
                 }
-                Some('/') if slashes && self.rest().starts_with("/*") => {
-                    match self.rest()[2..].find("*/") {
-                        Some(i) => self.pos += i + 4,
-                        None => self.pos = self.text.len(),
-                    }
-                }
+                Some('/') if slashes && self.rest().starts_with("/*") => match self.rest()[2..].find("*/") {
+                    Some(i) => self.pos += i + 4,
+                    None => self.pos = self.text.len(),
+                },
                 _ => return false,
             }
         }
@@ -231,7 +229,11 @@ impl<'a> Scanner<'a> {
             return Ok(());
         }
         let Some(ch) = char::from_u32(value) else {
-            return Err(self.error("bad_escape", format!("U+{value:X} is not a Unicode scalar value"), Span::new(at, self.pos)));
+            return Err(self.error(
+                "bad_escape",
+                format!("U+{value:X} is not a Unicode scalar value"),
+                Span::new(at, self.pos),
+            ));
         };
         let mut buf = [0u8; 4];
         out.extend_from_slice(ch.encode_utf8(&mut buf).as_bytes());
@@ -279,11 +281,10 @@ impl<'a> Scanner<'a> {
         }
         let flags = &self.text[flags_start..self.pos];
         let span = Span::new(start, self.pos);
-        let hir = parse_regex(&self.text[body_start..body_end], flags)
-            .map_err(|(msg, rel)| match rel {
-                Some((a, b)) => self.error("bad_regex", msg, Span::new(body_start + a, body_start + b)),
-                None => self.error("bad_regex", msg, span),
-            })?;
+        let hir = parse_regex(&self.text[body_start..body_end], flags).map_err(|(msg, rel)| match rel {
+            Some((a, b)) => self.error("bad_regex", msg, Span::new(body_start + a, body_start + b)),
+            None => self.error("bad_regex", msg, span),
+        })?;
         Ok((hir, span))
     }
 }
@@ -314,7 +315,9 @@ pub fn parse_regex(pattern: &str, flags: &str) -> std::result::Result<Hir, (Stri
     builder.build().parse(pattern).map_err(|e| {
         let (msg, span) = match &e {
             regex_syntax::Error::Parse(p) => (p.kind().to_string(), Some((p.span().start.offset, p.span().end.offset))),
-            regex_syntax::Error::Translate(t) => (t.kind().to_string(), Some((t.span().start.offset, t.span().end.offset))),
+            regex_syntax::Error::Translate(t) => {
+                (t.kind().to_string(), Some((t.span().start.offset, t.span().end.offset)))
+            }
             _ => (e.to_string(), None),
         };
         (format!("invalid regex: {msg}"), span)

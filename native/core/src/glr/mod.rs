@@ -192,7 +192,8 @@ impl<'a> Parser<'a> {
                 result = reach[i..j].iter().any(|&(_, f)| self.live_boundary(gss, head.node, f as usize));
             } else {
                 let tops = self.shift(gss, &[head.node], t);
-                result = tops.iter().any(|&top| reach[i..j].iter().any(|&(_, f)| self.live_boundary(gss, top, f as usize)));
+                result =
+                    tops.iter().any(|&top| reach[i..j].iter().any(|&(_, f)| self.live_boundary(gss, top, f as usize)));
                 gss.truncate(cp);
             }
             i = j;
@@ -292,7 +293,13 @@ impl<'a> Parser<'a> {
 
     /// Commit bytes to a set of heads; returns the heads after the last byte
     /// (lexically alive, not yet filtered for liveness).
-    pub fn step_bytes(&self, gss: &mut Gss, heads: &[Head], bytes: &[u8], max_heads: usize) -> Result<Vec<Head>, usize> {
+    pub fn step_bytes(
+        &self,
+        gss: &mut Gss,
+        heads: &[Head],
+        bytes: &[u8],
+        max_heads: usize,
+    ) -> Result<Vec<Head>, usize> {
         let lexer = &self.g.lexer;
         let mut current = heads.to_vec();
         let mut expanded = Vec::new();

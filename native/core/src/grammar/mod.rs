@@ -67,6 +67,9 @@ impl Grammar {
     }
 }
 
+/// A rule being built: name, definition (body and span) once given, first reference.
+type RuleSlot = (String, Option<(Expr, Span)>, Span);
+
 /// Interns terminals and rules while a front end lowers its syntax tree.
 /// Rules may be referenced before they are defined; [`GrammarBuilder::finish`]
 /// reports any that never were, at the first reference.
@@ -75,7 +78,7 @@ pub struct GrammarBuilder {
     terminals: Vec<Terminal>,
     literal_ids: FxHashMap<Vec<u8>, TerminalId>,
     terminal_names: FxHashMap<String, TerminalId>,
-    rules: Vec<(String, Option<(Expr, Span)>, Span)>,
+    rules: Vec<RuleSlot>,
     rule_names: FxHashMap<String, RuleId>,
 }
 
@@ -102,7 +105,11 @@ impl GrammarBuilder {
     /// An anonymous terminal for a literal byte string (deduplicated).
     pub fn literal(&mut self, bytes: &[u8], span: Span) -> Result<TerminalId> {
         if bytes.is_empty() {
-            return Err(self.error("empty_literal", "empty string literals are not terminals; use an empty alternative instead", span));
+            return Err(self.error(
+                "empty_literal",
+                "empty string literals are not terminals; use an empty alternative instead",
+                span,
+            ));
         }
         if let Some(&id) = self.literal_ids.get(bytes) {
             return Ok(id);

@@ -120,8 +120,7 @@ impl Bnf {
 
     fn finish(self, num_terminals: usize) -> NormalGrammar {
         let mut seen = FxHashSet::default();
-        let productions: Vec<Production> =
-            self.productions.into_iter().filter(|p| seen.insert(p.clone())).collect();
+        let productions: Vec<Production> = self.productions.into_iter().filter(|p| seen.insert(p.clone())).collect();
         let mut by_lhs = vec![Vec::new(); self.nonterminals.len()];
         for (i, p) in productions.iter().enumerate() {
             by_lhs[p.lhs.index()].push(ProductionId::from_usize(i));
@@ -236,7 +235,14 @@ impl Lowerer {
 
     /// `item{min,max}` as BNF: `item^min` then either a left-recursive star or
     /// a chain of optional items.
-    fn repeat(&mut self, base: &str, origin: RuleId, item: Symbol, min: u32, max: Option<u32>) -> Result<NonterminalId> {
+    fn repeat(
+        &mut self,
+        base: &str,
+        origin: RuleId,
+        item: Symbol,
+        min: u32,
+        max: Option<u32>,
+    ) -> Result<NonterminalId> {
         let id = self.bnf.add_nonterminal(format!("{base}#repeat"), origin);
         let mut prefix = vec![item; min as usize];
         match max {
@@ -401,8 +407,7 @@ fn eliminate_empty(bnf: Bnf, nullable: &[bool], limits: &NormalLimits) -> Result
         let p = work[i].clone();
         i += 1;
         let is_nullable = |s: &Symbol, nullable: &[bool]| matches!(s, Symbol::N(m) if nullable[m.index()]);
-        let nullable_positions: Vec<usize> =
-            (0..p.rhs.len()).filter(|&k| is_nullable(&p.rhs[k], &nullable)).collect();
+        let nullable_positions: Vec<usize> = (0..p.rhs.len()).filter(|&k| is_nullable(&p.rhs[k], &nullable)).collect();
         if nullable_positions.len() > MAX_NULLABLE_PER_PRODUCTION {
             // Split after the first symbol: A → X1 H, H → X2 … Xk.
             let origin = out.nonterminals[p.lhs.index()].origin;

@@ -15,7 +15,11 @@ pub enum Pattern {
     Hir(Hir),
     Concat(Vec<Pattern>),
     Alt(Vec<Pattern>),
-    Repeat { pattern: Box<Pattern>, min: u32, max: Option<u32> },
+    Repeat {
+        pattern: Box<Pattern>,
+        min: u32,
+        max: Option<u32>,
+    },
     /// Strings matched by every operand.
     And(Vec<Pattern>),
     /// Byte strings not matched by the operand (complement over all byte strings).

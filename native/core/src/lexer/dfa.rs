@@ -138,14 +138,13 @@ impl TermDfa {
         let mut column_ids: FxHashMap<Vec<u32>, u8> = FxHashMap::default();
         let mut remap = vec![0u8; self.num_classes];
         let mut columns: Vec<Vec<u32>> = Vec::new();
-        for c in 0..self.num_classes {
+        for (c, slot) in remap.iter_mut().enumerate() {
             let col: Vec<u32> = (0..n).map(|s| self.trans[s * self.num_classes + c]).collect();
             let next = column_ids.len() as u8;
-            let id = *column_ids.entry(col.clone()).or_insert_with(|| {
+            *slot = *column_ids.entry(col.clone()).or_insert_with(|| {
                 columns.push(col);
                 next
             });
-            remap[c] = id;
         }
         if columns.len() == self.num_classes {
             return;

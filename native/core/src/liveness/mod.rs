@@ -253,7 +253,8 @@ fn first_reach(lexer: &Lexer, boundary_index: &[u32]) -> (Vec<u32>, Vec<Vec<(Ter
     let n = configs.len();
     let k = configs.num_classes;
     let succ = |c: usize| -> Vec<usize> {
-        let mut v: Vec<usize> = (0..k).filter_map(|cl| configs.next_by_class(LexConfigId::from_usize(c), cl)).map(|x| x.index()).collect();
+        let mut v: Vec<usize> =
+            (0..k).filter_map(|cl| configs.next_by_class(LexConfigId::from_usize(c), cl)).map(|x| x.index()).collect();
         v.sort_unstable();
         v.dedup();
         v
@@ -300,7 +301,8 @@ struct Reach {
 
 impl Reach {
     fn build(g: &NormalGrammar, term: Vec<Option<Rel>>, num_lex: usize) -> Reach {
-        let mut reach = Reach { term, nonterm: (0..g.nonterminals.len()).map(|_| empty_rel(num_lex)).collect(), num_lex };
+        let mut reach =
+            Reach { term, nonterm: (0..g.nonterminals.len()).map(|_| empty_rel(num_lex)).collect(), num_lex };
         // Worklist over productions; a change to Reach_A requeues its users.
         let mut users: Vec<Vec<usize>> = vec![Vec::new(); g.nonterminals.len()];
         for (i, p) in g.productions.iter().enumerate() {
@@ -453,9 +455,8 @@ impl TableBuilder {
             comp_exits[ci] = acc;
             comp_accept[ci] = acc_accept;
         }
-        for v in 0..n {
+        for &c in &comp {
             // An accepting entry needs no exits: acceptance is already certain.
-            let c = comp[v];
             let exits = if comp_accept[c] { Vec::new() } else { comp_exits[c].clone() };
             self.push_entry(exits, comp_accept[c], out)?;
         }

@@ -62,11 +62,7 @@ pub const START_STATE: LrStateId = LrStateId(0);
 impl LrTables {
     pub fn build(g: &NormalGrammar, limits: &LrLimits) -> Result<LrTables> {
         let predicted = left_corner_closure(g);
-        let mut tables = LrTables {
-            states: Vec::new(),
-            end: TerminalId::from_usize(g.num_terminals),
-            predicted,
-        };
+        let mut tables = LrTables { states: Vec::new(), end: TerminalId::from_usize(g.num_terminals), predicted };
         tables.build_lr0(g, limits)?;
         tables.build_lalr(g);
         Ok(tables)

@@ -95,7 +95,13 @@ pub fn dynamic_mask(
     }
 }
 
-fn any_live(parser: Parser<'_>, gss: &mut Gss, heads: &[Head], real_len: usize, memo: &mut FxHashMap<Head, bool>) -> bool {
+fn any_live(
+    parser: Parser<'_>,
+    gss: &mut Gss,
+    heads: &[Head],
+    real_len: usize,
+    memo: &mut FxHashMap<Head, bool>,
+) -> bool {
     heads.iter().any(|&h| {
         if h.node.index() < real_len {
             if let Some(&v) = memo.get(&h) {

@@ -97,7 +97,11 @@ impl Vocab {
                 tokens.resize(id + 1, TokenDef::Missing);
             }
             if tokens[id] != TokenDef::Missing {
-                return Err(Error::new(ErrorKind::Vocab, "duplicate_token_id", format!("token id {id} is given twice")));
+                return Err(Error::new(
+                    ErrorKind::Vocab,
+                    "duplicate_token_id",
+                    format!("token id {id} is given twice"),
+                ));
             }
             tokens[id] = TokenDef::Bytes(bytes);
         }
@@ -120,7 +124,9 @@ impl Vocab {
     /// The token's bytes (empty for exact-only and missing ids).
     pub fn bytes(&self, t: TokenId) -> &[u8] {
         match self.kinds.get(t.index()) {
-            Some(TokenKind::Bytes) => &self.data[self.offsets[t.index()] as usize..self.offsets[t.index() + 1] as usize],
+            Some(TokenKind::Bytes) => {
+                &self.data[self.offsets[t.index()] as usize..self.offsets[t.index() + 1] as usize]
+            }
             _ => &[],
         }
     }

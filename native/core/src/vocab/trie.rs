@@ -44,7 +44,13 @@ impl Trie {
             }
             for (d, &b) in bytes.iter().enumerate().skip(lcp) {
                 let tokens_start = token_ids.len() as u32;
-                nodes.push(TrieNode { byte: b, depth: d as u32 + 1, subtree_end: 0, tokens_start, tokens_end: tokens_start });
+                nodes.push(TrieNode {
+                    byte: b,
+                    depth: d as u32 + 1,
+                    subtree_end: 0,
+                    tokens_start,
+                    tokens_end: tokens_start,
+                });
                 open.push(nodes.len() - 1);
             }
             // Sorted order puts a token before every longer token it prefixes,
