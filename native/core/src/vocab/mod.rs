@@ -6,7 +6,14 @@
 //! id space; never allowed). The fingerprint hashes the full mapping so a
 //! token or artifact from another vocabulary is recognised even when sizes
 //! match.
+//!
+//! Beyond id → bytes a vocabulary carries [`VocabMetadata`]: display names of
+//! exact-only tokens (`<|endoftext|>`), the end-of-sequence / end-of-turn
+//! tokens a loader detected, and the file format it came from. Metadata is
+//! descriptive: it is not part of the fingerprint and never changes what a
+//! token matches. File readers live in [`loaders`].
 
+pub mod loaders;
 pub mod trie;
 
 use std::sync::Arc;
@@ -29,6 +36,37 @@ pub struct Vocab {
     kinds: Vec<TokenKind>,
     fingerprint: u64,
     trie: Trie,
+    meta: VocabMetadata,
+}
+
+/// What a loader knows about a vocabulary beyond id → bytes.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct VocabMetadata {
+    /// Display names of exact-only tokens (`<|endoftext|>`, `<0x00>` for an
+    /// unused piece), sorted by id, at most one per id. Names are for lookup
+    /// and messages; they are never matched as bytes.
+    pub token_names: Vec<(TokenId, String)>,
+    /// End-of-sequence and end-of-turn tokens, ascending, no duplicates.
+    pub eos_token_ids: Vec<TokenId>,
+    /// The file format the vocabulary was read from (`None`: built directly).
+    pub format: Option<VocabFormat>,
+}
+
+/// File formats the [`loaders`] read.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum VocabFormat {
+    /// HF `tokenizer.json`, byte-level BPE (GPT-2 byte↔unicode alphabet).
+    HfByteLevel,
+    /// HF `tokenizer.json`, SentencePiece-style (`▁` for space, `<0xXX>` byte fallback).
+    HfSentencePiece,
+    /// HF `tokenizer.json` whose pieces are taken as plain UTF-8 text.
+    HfRaw,
+    /// tiktoken rank file (base64 bytes + rank).
+    Tiktoken,
+    /// Mistral tekken JSON.
+    Tekken,
+    /// SentencePiece `.model` protobuf.
+    SentencePiece,
 }
 
 /// One entry when building a vocabulary.
@@ -46,6 +84,13 @@ impl Vocab {
     /// exact-only: committing one would change nothing, so they are never
     /// offered as bytes.
     pub fn new(tokens: Vec<TokenDef>) -> Result<Arc<Vocab>> {
+        Vocab::with_metadata(tokens, VocabMetadata::default())
+    }
+
+    /// As [`Vocab::new`], with names, end tokens and format. Names and end
+    /// tokens must refer to ids in range; end tokens must not be missing ids.
+    /// Names are kept for every id given (bytes tokens too), sorted by id.
+    pub fn with_metadata(tokens: Vec<TokenDef>, mut meta: VocabMetadata) -> Result<Arc<Vocab>> {
         if tokens.len() > MAX_VOCAB_SIZE {
             return Err(Error::new(
                 ErrorKind::Vocab,
@@ -79,7 +124,33 @@ impl Vocab {
             }
         }
         offsets.push(data.len() as u32);
-        let mut vocab = Vocab { data, offsets, kinds, fingerprint: hash.finish(), trie: Trie::default() };
+        meta.token_names.sort_by_key(|(t, _)| *t);
+        if let Some(w) = meta.token_names.windows(2).find(|w| w[0].0 == w[1].0) {
+            return Err(Error::new(
+                ErrorKind::Vocab,
+                "duplicate_token_name",
+                format!("token id {} is given two names, {:?} and {:?}", w[0].0 .0, w[0].1, w[1].1),
+            ));
+        }
+        if let Some((t, name)) = meta.token_names.iter().find(|(t, _)| t.index() >= kinds.len()) {
+            return Err(Error::new(
+                ErrorKind::Vocab,
+                "token_name_out_of_range",
+                format!("token name {name:?} is given for id {}, but the vocabulary has {} ids", t.0, kinds.len()),
+            ));
+        }
+        meta.eos_token_ids.sort();
+        meta.eos_token_ids.dedup();
+        if let Some(t) =
+            meta.eos_token_ids.iter().find(|t| kinds.get(t.index()).is_none_or(|&k| k == TokenKind::Missing))
+        {
+            return Err(Error::new(
+                ErrorKind::Vocab,
+                "invalid_eos_token",
+                format!("end token {} is not a token of this vocabulary ({} ids)", t.0, kinds.len()),
+            ));
+        }
+        let mut vocab = Vocab { data, offsets, kinds, fingerprint: hash.finish(), trie: Trie::default(), meta };
         vocab.trie = Trie::build(&vocab);
         Ok(Arc::new(vocab))
     }
@@ -137,6 +208,26 @@ impl Vocab {
 
     pub fn trie(&self) -> &Trie {
         &self.trie
+    }
+
+    pub fn metadata(&self) -> &VocabMetadata {
+        &self.meta
+    }
+
+    /// The display name of a token (exact-only tokens from a loader have one).
+    pub fn token_name(&self, t: TokenId) -> Option<&str> {
+        let names = &self.meta.token_names;
+        names.binary_search_by_key(&t, |(id, _)| *id).ok().map(|i| names[i].1.as_str())
+    }
+
+    /// The lowest id whose display name is `name` (linear in the number of names).
+    pub fn token_by_name(&self, name: &str) -> Option<TokenId> {
+        self.meta.token_names.iter().find(|(_, n)| n == name).map(|(t, _)| *t)
+    }
+
+    /// End-of-sequence and end-of-turn tokens detected by the loader, ascending.
+    pub fn eos_token_ids(&self) -> &[TokenId] {
+        &self.meta.eos_token_ids
     }
 }
 
