@@ -39,7 +39,8 @@ use crate::ids::TokenId;
 
 /// Exact-only token names taken as end of sequence or end of turn. From
 /// llguidance's `toktrie_hf_tokenizers` list, plus Llama 3.1's `<|eom_id|>`,
-/// Gemma's `<end_of_turn>` and the harmony format's `<|return|>`/`<|call|>`.
+/// DeepSeek Coder's `<|EOT|>`, Gemma's `<end_of_turn>` and the harmony
+/// format's `<|return|>`/`<|call|>`.
 pub const END_TOKEN_NAMES: &[&str] = &[
     "</s>",
     "<|endoftext|>",
@@ -49,6 +50,7 @@ pub const END_TOKEN_NAMES: &[&str] = &[
     "<|eot_id|>",
     "<|eom_id|>",
     "<|im_end|>",
+    "<|EOT|>",
     "<|end|>",
     "<end_of_turn>",
     "<|return|>",
