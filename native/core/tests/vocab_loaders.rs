@@ -18,7 +18,7 @@ use std::time::Instant;
 
 use glrmask_core::ids::TokenId;
 use glrmask_core::vocab::loaders::{hf, sentencepiece, tekken, tiktoken};
-use glrmask_core::vocab::{TokenKind, Vocab, VocabFormat};
+use glrmask_core::vocab::{TokenDef, TokenKind, Vocab, VocabFormat};
 
 fn data_dir() -> PathBuf {
     let dir = std::env::var_os("GLRMASK_TOKENIZERS_DIR")
@@ -309,5 +309,19 @@ fn malformed_real_files_are_errors() {
 #[test]
 fn load_times() {
     // Each loader on its file, trie included (Vocab::new builds it).
-    let _ = (deepseek(), o200k(), cl100k(), tekken_v3(), mistral_sp());
+    let _ = (deepseek(), cl100k(), tekken_v3(), mistral_sp());
+    // Of which building the Vocab (fingerprint and trie) from the token list:
+    let v = o200k();
+    let defs: Vec<TokenDef> = (0..v.len())
+        .map(|i| {
+            let id = TokenId::from_usize(i);
+            match v.kind(id) {
+                TokenKind::Bytes => TokenDef::Bytes(v.bytes(id).to_vec()),
+                TokenKind::ExactOnly => TokenDef::ExactOnly,
+                TokenKind::Missing => TokenDef::Missing,
+            }
+        })
+        .collect();
+    let again = timed("  of which Vocab::new (o200k)", || Vocab::new(defs)).unwrap();
+    assert_eq!(again.fingerprint(), v.fingerprint());
 }
