@@ -1,0 +1,253 @@
+"""Independent token tables for the files in ``shared/data/tokenizers/``.
+
+Each ``reference_*`` function reads one tokenizer file with its own package
+(``tokenizers``, ``tiktoken``, ``sentencepiece``, ``mistral-common``) and
+returns one :class:`Ref` per token id. ``compare`` checks a vocabulary
+against it, given ``ours(id) -> (kind, bytes, name)`` with kind one of
+``"bytes"``, ``"exact"``, ``"missing"``. The pytest suite
+``tests/test_vocab_loaders.py`` uses these; run this file directly to compare
+dumps written by the Rust loaders (``id<TAB>B|E|M<TAB>hex<TAB>name`` lines).
+
+Where the packages give exact bytes (tiktoken, tekken, SentencePiece) the
+check is exact. ``tokenizers`` decodes to ``str`` only, lossily, so for a
+byte-level piece that is not UTF-8 on its own the check is that our bytes
+decode (with replacement) to the package's string, and that the package's
+own byte-level pre-tokenizer maps our bytes back to the piece.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import sys
+from pathlib import Path
+from typing import Callable, Optional
+
+TOKENIZERS_DIR = Path(
+    os.environ.get("GLRMASK_TOKENIZERS_DIR", Path(__file__).resolve().parents[2] / "shared" / "data" / "tokenizers")
+)
+
+
+@dataclasses.dataclass(frozen=True)
+class Ref:
+    kind: str  # "bytes", "exact", "missing", or "hf_text" (a str from tokenizers)
+    value: object = None  # bytes for "bytes", the name for "exact", the piece text for "hf_text"
+    piece: Optional[str] = None  # for "hf_text": the raw model piece
+
+
+def reference_tiktoken(path: Path, special_tokens: dict[str, int]) -> list[Ref]:
+    import tiktoken
+    from tiktoken.load import load_tiktoken_bpe
+
+    ranks = load_tiktoken_bpe(str(path))
+    enc = tiktoken.Encoding(path.stem, pat_str=r"\S+|\s+", mergeable_ranks=ranks, special_tokens=special_tokens)
+    out = []
+    specials = {i: s for s, i in special_tokens.items()}
+    for i in range(enc.n_vocab):
+        if i in specials:
+            out.append(Ref("exact", specials[i]))
+            continue
+        try:
+            out.append(Ref("bytes", enc.decode_single_token_bytes(i)))
+        except KeyError:
+            out.append(Ref("missing"))
+    return out
+
+
+def reference_tekken(path: Path) -> list[Ref]:
+    from mistral_common.tokens.tokenizers.base import SpecialTokenPolicy
+    from mistral_common.tokens.tokenizers.tekken import Tekkenizer
+
+    tok = Tekkenizer.from_file(path)
+    out = []
+    for i in range(tok.n_words):
+        if i < tok.num_special_tokens:
+            out.append(Ref("exact", tok.id_to_byte_piece(i, SpecialTokenPolicy.KEEP).decode()))
+        else:
+            out.append(Ref("bytes", tok.id_to_byte_piece(i)))
+    return out
+
+
+def reference_sentencepiece(path: Path) -> list[Ref]:
+    import sentencepiece as spm
+
+    sp = spm.SentencePieceProcessor(model_file=str(path))
+    # Decoding strips the dummy-prefix space of the first piece: decode after
+    # a fixed plain piece and cut it off.
+    anchor = sp.piece_to_id("a")
+    anchor_bytes = sp.decode([anchor], out_type=bytes)
+    out = []
+    for i in range(sp.get_piece_size()):
+        if sp.is_control(i) or sp.is_unknown(i) or sp.is_unused(i):
+            out.append(Ref("exact", sp.id_to_piece(i)))
+            continue
+        if sp.is_byte(i):
+            # The decoder writes bytes it cannot complete as U+FFFD, so read
+            # the byte off the piece `<0xXX>` and check it where decoding
+            # can show it: alone (ASCII) or after the lead byte C2.
+            piece = sp.id_to_piece(i)
+            assert piece.startswith("<0x") and piece.endswith(">") and len(piece) == 6, piece
+            byte = bytes([int(piece[3:5], 16)])
+            if byte < b"\x80":
+                assert sp.decode([anchor, i], out_type=bytes) == anchor_bytes + byte, piece
+            elif byte < b"\xc0":
+                lead = sp.piece_to_id("<0xC2>")
+                assert sp.decode([anchor, lead, i], out_type=bytes) == anchor_bytes + b"\xc2" + byte, piece
+            out.append(Ref("bytes", byte))
+            continue
+        both = sp.decode([anchor, i], out_type=bytes)
+        assert both.startswith(anchor_bytes), (i, both)
+        out.append(Ref("bytes", both[len(anchor_bytes) :]))
+    return out
+
+
+def reference_hf(path: Path) -> list[Ref]:
+    from tokenizers import Tokenizer
+
+    tok = Tokenizer.from_file(str(path))
+    added = tok.get_added_tokens_decoder()
+    out = []
+    for i in range(tok.get_vocab_size(with_added_tokens=True)):
+        if i in added:
+            a = added[i]
+            out.append(Ref("exact", a.content) if a.special else Ref("hf_text", a.content, a.content))
+            continue
+        piece = tok.id_to_token(i)
+        if piece is None:
+            out.append(Ref("missing"))
+        else:
+            out.append(Ref("hf_text", tok.decoder.decode([piece]), piece))
+    return out
+
+
+def _byte_level_piece(data: bytes) -> Optional[str]:
+    """Our bytes as the tokenizers package's ByteLevel alphabet writes them."""
+    table = _byte_level_table()
+    return "".join(table[b] for b in data) if all(b in table for b in data) else None
+
+
+_TABLE: dict[int, str] = {}
+
+
+def _byte_level_table() -> dict[int, str]:
+    # Read the byte → char map off the package: pre-tokenize characters whose
+    # UTF-8 covers every byte that can occur in valid UTF-8.
+    from tokenizers import pre_tokenizers
+
+    if _TABLE:
+        return _TABLE
+    bl = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)
+    for cp in list(range(0x80)) + list(range(0x80, 0x800, 1)) + [0x800 + (k << 6) for k in range(0, 0x3E0)] + [
+        0x10000 + (k << 12) for k in range(0x100)
+    ]:
+        if 0xD800 <= cp < 0xE000:
+            continue
+        ch = chr(cp)
+        mapped = bl.pre_tokenize_str(ch)[0][0]
+        for b, c in zip(ch.encode(), mapped):
+            _TABLE[b] = c
+    # Bytes no valid UTF-8 holds (C0, C1, F5..FF) are in GPT-2's printable
+    # range, written as themselves.
+    for b in [0xC0, 0xC1, *range(0xF5, 0x100)]:
+        _TABLE.setdefault(b, chr(b))
+    return _TABLE
+
+
+def _in_byte_level_alphabet(piece: str) -> bool:
+    alphabet = set(_byte_level_table().values())
+    return all(c in alphabet for c in piece)
+
+
+def compare(refs: list[Ref], ours: Callable[[int], tuple[str, bytes, Optional[str]]], n_ours: int) -> list[str]:
+    """Differences between a reference table and our vocabulary (empty: equal)."""
+    problems = []
+    if n_ours < len(refs):
+        problems.append(f"ours has {n_ours} ids, reference {len(refs)}")
+    for i, ref in enumerate(refs[:n_ours]):
+        kind, data, name = ours(i)
+        if ref.kind == "bytes":
+            ok = kind == "bytes" and data == ref.value
+        elif ref.kind == "exact":
+            ok = kind == "exact" and name == ref.value
+        elif ref.kind == "missing":
+            ok = kind == "missing"
+        else:  # hf_text: tokenizers gives a (lossy) str
+            text = ref.value
+            if kind == "exact":
+                # Ours keeps markers `<…>` and pieces outside the byte-level
+                # alphabet exact-only; the name is the piece.
+                ok = name == ref.piece and (
+                    (text.startswith("<") and text.endswith(">")) or not _in_byte_level_alphabet(ref.piece)
+                )
+            elif "\ufffd" in text or _is_invalid_utf8(data):
+                ok = kind == "bytes" and data.decode("utf-8", "replace") == text
+                ok = ok and (_byte_level_piece(data) in (None, ref.piece))
+            else:
+                ok = kind == "bytes" and data == text.encode()
+        if not ok:
+            problems.append(f"id {i}: reference {ref}, ours {(kind, data, name)}")
+    for i in range(len(refs), n_ours):
+        if ours(i)[0] != "missing":
+            problems.append(f"id {i}: past the reference's {len(refs)} ids but not missing")
+    return problems
+
+
+def _is_invalid_utf8(data: bytes) -> bool:
+    try:
+        data.decode()
+        return False
+    except UnicodeDecodeError:
+        return True
+
+
+FILES = {
+    "deepseek": ("deepseek_v3_tokenizer.json", lambda p: reference_hf(p)),
+    "o200k": (
+        "o200k_base.tiktoken",
+        lambda p: reference_tiktoken(p, {"<|endoftext|>": 199999, "<|endofprompt|>": 200018}),
+    ),
+    "cl100k": (
+        "cl100k_base.tiktoken",
+        lambda p: reference_tiktoken(
+            p,
+            {
+                "<|endoftext|>": 100257,
+                "<|fim_prefix|>": 100258,
+                "<|fim_middle|>": 100259,
+                "<|fim_suffix|>": 100260,
+                "<|endofprompt|>": 100276,
+            },
+        ),
+    ),
+    "tekken": ("tekken_240718.json", lambda p: reference_tekken(p)),
+    "mistral_sp": ("mistral_v1_tokenizer.model", lambda p: reference_sentencepiece(p)),
+}
+
+
+def reference(name: str) -> list[Ref]:
+    file, build = FILES[name]
+    return build(TOKENIZERS_DIR / file)
+
+
+def _load_dump(path: Path):
+    rows = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if line.startswith("EOS\t"):
+            continue
+        _, k, hexdata, name = line.split("\t", 3)
+        kind = {"B": "bytes", "E": "exact", "M": "missing"}[k]
+        rows.append((kind, bytes.fromhex(hexdata), name if kind == "exact" else None))
+    return rows
+
+
+if __name__ == "__main__":
+    dump_dir = Path(sys.argv[1])
+    failed = False
+    for name in FILES:
+        rows = _load_dump(dump_dir / f"{name}.tsv")
+        problems = compare(reference(name), lambda i: rows[i], len(rows))
+        print(f"{name}: {len(rows)} ids, {len(problems)} differences")
+        for p in problems[:10]:
+            print("   ", p)
+        failed |= bool(problems)
+    sys.exit(1 if failed else 0)
