@@ -6,7 +6,9 @@ returns one :class:`Ref` per token id. ``compare`` checks a vocabulary
 against it, given ``ours(id) -> (kind, bytes, name)`` with kind one of
 ``"bytes"``, ``"exact"``, ``"missing"``. The pytest suite
 ``tests/test_vocab_loaders.py`` uses these; run this file directly to compare
-dumps written by the Rust loaders (``id<TAB>B|E|M<TAB>hex<TAB>name`` lines).
+dumps written by the Rust loaders (``id<TAB>B|E|M<TAB>hex<TAB>name`` lines),
+or with ``--round-trip-fixture OUT`` to write the real tokenizers' ids for
+:data:`ROUND_TRIP_TEXTS` (read by ``native/core/tests/vocab_loaders.rs``).
 
 Where the packages give exact bytes (tiktoken, tekken, SentencePiece) the
 check is exact. ``tokenizers`` decodes to ``str`` only, lossily, so for a
@@ -229,6 +231,77 @@ def reference(name: str) -> list[Ref]:
     return build(TOKENIZERS_DIR / file)
 
 
+# Real text for the round trip (DESIGN §4, property 3): code, JSON,
+# multilingual text with CJK, scripts that fall back to bytes, and emoji
+# (ZWJ sequences, flags, skin tones).
+ROUND_TRIP_TEXTS = [
+    'def fib(n: int) -> int:\n    """Return the n-th Fibonacci number."""\n    if n < 2:\n        return n\n'
+    "    return fib(n - 1) + fib(n - 2)\n\n\tprint(fib(10))  # 55\r\n",
+    "fn main() {\n    let v: Vec<u8> = (0..=255).collect();\n    println!(\"{:?}\", &v[..4]);\n}\n",
+    '{"name": "Zoë", "tags": ["a", "b\\u00e9"], "nested": {"x": [1, 2.5e-3, null, true]}, "empty": {}}',
+    "Grüße aus Köln! Ça va très bien. Привет, мир! Γειά σου κόσμε. مرحبا بالعالم. नमस्ते दुनिया",
+    "中文测试：我们的模型能否正确处理汉字？日本語のテキストも、カタカナもひらがなも。한국어 문장도 있습니다.",
+    "Emoji: 👋🏽 👨‍👩‍👧‍👦 🇩🇪 🇯🇵 ❤️ 🤖 — and rare: 𝕏 𓀀 ꙮ \u00a0nbsp, tabs\t\tand   spaces",
+]
+
+
+def tiktoken_encoding(name: str):
+    """A real tiktoken Encoding, offline: the litellm copies are named after
+    tiktoken's cache keys, so point TIKTOKEN_CACHE_DIR at them."""
+    import tempfile
+
+    import tiktoken
+
+    cache = Path(tempfile.mkdtemp(prefix="glrmask-tiktoken-"))
+    for file, key in [
+        ("o200k_base.tiktoken", "fb374d419588a4632f3f557e76b4b70aebbca790"),
+        ("cl100k_base.tiktoken", "9b5ad71b2ce5302211f9c61530b329a4922fc6a4"),
+    ]:
+        (cache / key).write_bytes((TOKENIZERS_DIR / file).read_bytes())
+    old = os.environ.get("TIKTOKEN_CACHE_DIR")
+    os.environ["TIKTOKEN_CACHE_DIR"] = str(cache)
+    try:
+        return tiktoken.get_encoding(name)
+    finally:
+        if old is None:
+            del os.environ["TIKTOKEN_CACHE_DIR"]
+        else:
+            os.environ["TIKTOKEN_CACHE_DIR"] = old
+
+
+def encode(name: str, text: str) -> tuple[list[int], bytes]:
+    """The real tokenizer's ids for ``text`` and the bytes they stand for
+    (SentencePiece adds its dummy-prefix space)."""
+    path = TOKENIZERS_DIR / FILES[name][0]
+    if name == "deepseek":
+        from tokenizers import Tokenizer
+
+        return Tokenizer.from_file(str(path)).encode(text, add_special_tokens=False).ids, text.encode()
+    if name in ("o200k", "cl100k"):
+        return tiktoken_encoding(f"{name}_base").encode_ordinary(text), text.encode()
+    if name == "tekken":
+        from mistral_common.tokens.tokenizers.tekken import Tekkenizer
+
+        return Tekkenizer.from_file(path).encode(text, bos=False, eos=False), text.encode()
+    if name == "mistral_sp":
+        import sentencepiece as spm
+
+        return spm.SentencePieceProcessor(model_file=str(path)).encode(text), b" " + text.encode()
+    raise KeyError(name)
+
+
+def write_round_trip_fixture(out: Path) -> None:
+    import json
+
+    cases = []
+    for name, (file, _) in FILES.items():
+        for text in ROUND_TRIP_TEXTS:
+            ids, expected = encode(name, text)
+            cases.append({"file": file, "text": text, "expected_hex": expected.hex(), "ids": ids})
+    lines = ",\n".join(json.dumps(c, ensure_ascii=False) for c in cases)
+    out.write_text('{"cases": [\n' + lines + "\n]}\n", encoding="utf-8")
+
+
 def _load_dump(path: Path):
     rows = []
     for line in path.read_text(encoding="utf-8").splitlines():
@@ -241,6 +314,9 @@ def _load_dump(path: Path):
 
 
 if __name__ == "__main__":
+    if sys.argv[1] == "--round-trip-fixture":
+        write_round_trip_fixture(Path(sys.argv[2]))
+        sys.exit(0)
     dump_dir = Path(sys.argv[1])
     failed = False
     for name in FILES:

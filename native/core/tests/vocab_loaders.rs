@@ -306,6 +306,66 @@ fn malformed_real_files_are_errors() {
     assert!(errors > 0, "corruption was never noticed");
 }
 
+/// DESIGN §4 property 3 on real tokenizers: the real tokenizer's ids for
+/// real text (code, JSON, multilingual, CJK, emoji; fixture written by
+/// `python tests/vocab_reference.py --round-trip-fixture
+/// tests/data/vocab_round_trip.json`), committed one by one under a grammar
+/// of any non-empty UTF-8 text, are each in the mask, and the committed
+/// bytes are the text's (SentencePiece: with its dummy-prefix space).
+#[test]
+fn round_trip_real_text_under_any_text_grammar() {
+    use glrmask_core::frontend::parse_glrm;
+    use glrmask_core::{CompileLimits, CompiledGrammar, Constraint, Optimization};
+
+    let fixture = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/data/vocab_round_trip.json");
+    let fixture: serde_json::Value = serde_json::from_slice(&std::fs::read(&fixture).unwrap()).unwrap();
+    let grammar = parse_glrm("glrm 1; start s; t TEXT = /(?s).+/; nt s = TEXT;").unwrap();
+    let grammar = Arc::new(CompiledGrammar::compile(grammar, &CompileLimits::default()).unwrap());
+    let mut vocabs: Vec<(String, Arc<Vocab>, Arc<Constraint>)> = Vec::new();
+    let cases = fixture["cases"].as_array().unwrap();
+    assert!(cases.len() >= 30);
+    for case in cases {
+        let file = case["file"].as_str().unwrap();
+        if vocabs.last().is_none_or(|(f, _, _)| f != file) {
+            let v = match file {
+                "deepseek_v3_tokenizer.json" => deepseek(),
+                "o200k_base.tiktoken" => o200k(),
+                "cl100k_base.tiktoken" => cl100k(),
+                "tekken_240718.json" => tekken_v3(),
+                "mistral_v1_tokenizer.model" => mistral_sp(),
+                other => panic!("unknown file {other}"),
+            };
+            let eos: Vec<u32> = v.eos_token_ids().iter().map(|t| t.0).collect();
+            let c = Constraint::new(grammar.clone(), v.clone(), &eos, Optimization::Auto).unwrap();
+            vocabs.push((file.to_string(), v, c));
+        }
+        let (_, vocab, constraint) = vocabs.last().unwrap();
+        let expected: Vec<u8> = (0..case["expected_hex"].as_str().unwrap().len() / 2)
+            .map(|i| u8::from_str_radix(&case["expected_hex"].as_str().unwrap()[2 * i..2 * i + 2], 16).unwrap())
+            .collect();
+        let mut state = constraint.start();
+        let mut committed = Vec::new();
+        for (step, id) in case["ids"].as_array().unwrap().iter().enumerate() {
+            let id = id.as_u64().unwrap() as u32;
+            assert_eq!(vocab.kind(t(id)), TokenKind::Bytes, "{file}: token {id} of {:?}", case["text"]);
+            // A full mask walks the whole trie here (every token is live), so
+            // it is checked every 8th step; commit_token checks every token.
+            if step % 8 == 0 {
+                assert!(state.mask().contains(id as usize), "{file}: token {id} masked in {:?}", case["text"]);
+            }
+            state.commit_token(id).unwrap();
+            committed.extend_from_slice(vocab.bytes(t(id)));
+        }
+        assert_eq!(committed, expected, "{file}: {:?}", case["text"]);
+        assert!(state.is_accepting());
+        let mask = state.mask();
+        for eos in vocab.eos_token_ids() {
+            assert!(mask.contains(eos.index()), "{file}: end token {} not allowed at the end", eos.0);
+        }
+    }
+    assert_eq!(vocabs.len(), 5);
+}
+
 #[test]
 fn load_times() {
     // Each loader on its file, trie included (Vocab::new builds it).
