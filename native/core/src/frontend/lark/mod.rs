@@ -1,0 +1,101 @@
+//! Lark grammars (github.com/lark-parser/lark) → [`Grammar`].
+//!
+//! Takes the text of a `.lark` grammar, gives the IR with terminals (lexed,
+//! per-terminal longest match) and rules, as Lark separates them. The
+//! language is what the grammar means as a context-free grammar over
+//! lexemes; parse-tree shaping has no effect on it.
+//!
+//! Supported: rules and terminals; `?rule`, `!rule`, `_rule`, `_TERMINAL`,
+//! `-> alias` and rule priorities (tree shaping: accepted, no effect on the
+//! language); `"literal"` and `"literal"i`; `/regex/flags` (Python `re`
+//! dialect, flags `i m s x u`); `"a".."z"`; `item?`, `item*`, `item+`,
+//! `[item]`, `item ~ n`, `item ~ n..m`; templates (`_sep{x, sep}: x (sep x)*`,
+//! one rule per distinct argument list); terminal priorities `NAME.N`;
+//! `%ignore`; `%import common.NAME` (Lark's `common.lark` and `unicode.lark`
+//! are built in, and other modules, also relative ones, come from
+//! [`LarkOptions::resolve_import`]), with `-> NEW` and `(A, B)` forms;
+//! `%override`; `%extend` (of definitions in the same file); `%declare`.
+//!
+//! Refused with a clear error: a `%declare`d name used by a reachable rule
+//! (Lark fills those from a post-lexer such as an indenter); `@token(<id>)`
+//! (exact model tokens need engine support, not there yet); `%json`,
+//! `%regex`, `%lark` and other extensions of other engines; look-arounds
+//! that depend on text outside the lexeme; back-references; anchors.
+//!
+//! ## Semantics, and where they differ from Lark's parsers
+//!
+//! * **Lexing is per-terminal longest match** (DESIGN §3): a lexeme of
+//!   terminal `T` must be the longest prefix of the remaining input in `T`.
+//!   Longest match is *per terminal*, not across terminals: when `IF: "if"`
+//!   and `NAME: /[a-z]+/` both match, `if` may lex as `IF` or as `NAME`, and
+//!   the parser keeps whatever parses (GLR). Lark's LALR parser uses a
+//!   contextual lexer that picks one terminal per position (by priority, then
+//!   length, and a string literal wins an exact tie with a regex it is
+//!   contained in), so it can reject an input we accept: with
+//!   `start: "if" "x" | NAME "y"`, `if y` is ours, not Lark's LALR (Lark's
+//!   Earley parser accepts it too). Conversely `iff` cannot lex as `IF`
+//!   `NAME("f")` in Lark; here it can only if the grammar allows `IF NAME`
+//!   there, and never as `IF` alone followed by `f` lexed otherwise, because
+//!   `NAME`'s longest match at `iff` is `iff`.
+//! * **Priorities** (`NAME.N`, default 0) break ties only between terminals
+//!   that end a lexeme at the *same* position: of all terminals that match
+//!   exactly the same bytes there, only those of the highest priority may be
+//!   emitted. They are compared among all terminals of the grammar (only the
+//!   terminals that reachable rules and `%ignore` use are in it), not only
+//!   those the parser expects at that point. Longest match is still per
+//!   terminal, so a longer match of a lower-priority terminal stays possible:
+//!   with `A.2: "a"` and `B: "ab"`, `ab` is `B`, and `a` followed by `b` is
+//!   `A` then something else only if `B` cannot match there. In Lark's
+//!   standard lexer a higher priority wins even against a longer match.
+//! * **Lazy quantifiers and look-arounds** in terminals are lowered to the
+//!   languages Python's `re.match` gives for the usual idioms (see
+//!   [`crate::frontend::regex::lower`]): `ESCAPED_STRING` from `common.lark`
+//!   (`".*?(?<!\\)(\\\\)*?"`) is exactly a JSON-like string without raw
+//!   newlines, `/\/\*(.|\n)*?\*\//` stops at the first `*/`. A look-around
+//!   that can see past the lexeme (`[?](?![a-z])`, `"0"+ /(?![1-9])/`) is
+//!   refused: it depends on the next lexeme, which no regular language of a
+//!   terminal can express.
+//! * **`%ignore`d terminals** may appear between any two lexemes; a rule that
+//!   uses an ignored terminal directly can never match and is an error at
+//!   compile time.
+//! * The start rule is `start` unless [`LarkOptions::start`] says otherwise.
+//!   Only rules reachable from it are compiled (unreachable ones are still
+//!   checked for undefined names, as Lark does).
+
+mod lower;
+mod syntax;
+
+use crate::error::Result;
+use crate::grammar::Grammar;
+use crate::source::Source;
+
+/// Loads the text of an imported module. Arguments: whether the import is
+/// relative (`%import .csv.start`), and the module path (`["csv"]`).
+/// Returning `None` falls back to the built-in modules (`common`, `unicode`).
+pub type ImportResolver<'a> = &'a dyn Fn(bool, &[String]) -> Option<String>;
+
+/// Options of [`parse_lark_with`].
+#[derive(Clone, Copy)]
+pub struct LarkOptions<'a> {
+    /// The start rule (default `start`).
+    pub start: &'a str,
+    /// Where `%import` finds modules other than the built-in ones.
+    pub resolve_import: Option<ImportResolver<'a>>,
+}
+
+impl Default for LarkOptions<'_> {
+    fn default() -> Self {
+        LarkOptions { start: "start", resolve_import: None }
+    }
+}
+
+/// A Lark grammar with start rule `start`.
+pub fn parse_lark(text: &str) -> Result<Grammar> {
+    parse_lark_with(text, &LarkOptions::default())
+}
+
+/// A Lark grammar with options (start rule, import resolver).
+pub fn parse_lark_with(text: &str, options: &LarkOptions<'_>) -> Result<Grammar> {
+    let source = Source::new("<lark>", text);
+    lower::lower(&source, options)
+}

@@ -1,0 +1,748 @@
+//! Lark grammar text → statements (a syntax tree with spans).
+//!
+//! Follows Lark's own grammar loader (`lark/load_grammar.py`): statements
+//! end at a newline, and a definition continues on the next line only when
+//! that line starts with `|`; `//` and `#` start comments; `\` at the end
+//! of a line joins it with the next. Strings are double-quoted with Lark's
+//! escapes (`\n \t \r \f \xNN \uNNNN \UNNNNNNNN \\ \"`; any other escape
+//! keeps its backslash), regexes are `/.../flags` with those same escapes
+//! evaluated before the regex is read. Regexes are parsed here (Python
+//! dialect, [`crate::frontend::regex::python`]) so syntax errors surface even
+//! in unused terminals.
+
+use std::sync::Arc;
+
+use super::super::regex::python::{self, PyRegex};
+use super::super::scan::Scanner;
+use crate::error::{Error, Result};
+use crate::source::{Source, Span};
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Kind {
+    Rule,
+    Terminal,
+}
+
+/// An expression: a rule body, a terminal body, or an `%ignore` argument.
+#[derive(Clone, Debug)]
+pub enum Ast {
+    Str {
+        text: String,
+        ci: bool,
+        span: Span,
+    },
+    Regex {
+        re: Arc<PyRegex>,
+        flags: String,
+        body_start: usize,
+        span: Span,
+    },
+    Range {
+        lo: char,
+        hi: char,
+        span: Span,
+    },
+    Name {
+        name: String,
+        span: Span,
+    },
+    Template {
+        name: String,
+        args: Vec<Ast>,
+        span: Span,
+    },
+    /// `@token(...)`: an exact model token.
+    Token {
+        span: Span,
+    },
+    Seq(Vec<Ast>),
+    Alt(Vec<Ast>),
+    Repeat {
+        inner: Box<Ast>,
+        min: u32,
+        max: Option<u32>,
+        span: Span,
+    },
+}
+
+#[derive(Clone, Debug)]
+pub struct Def {
+    pub kind: Kind,
+    pub name: String,
+    pub span: Span,
+    pub params: Vec<(String, Span)>,
+    pub priority: i32,
+    pub body: Ast,
+}
+
+#[derive(Clone, Debug)]
+pub struct ImportName {
+    pub name: String,
+    pub span: Span,
+    pub alias: Option<(String, Span)>,
+}
+
+#[derive(Clone, Debug)]
+pub enum Stmt {
+    Def(Def),
+    Override(Def),
+    Extend(Def),
+    Ignore { body: Ast, span: Span },
+    Import { relative: bool, module: Vec<String>, names: Vec<ImportName>, span: Span },
+    Declare(Vec<(String, Span)>),
+}
+
+#[derive(Debug)]
+pub struct Module {
+    pub stmts: Vec<Stmt>,
+}
+
+const MAX_NESTING: usize = 500;
+
+pub fn parse_module(source: &Arc<Source>) -> Result<Module> {
+    let mut p = Parser { s: Scanner::new(source), depth: 0 };
+    let mut stmts = Vec::new();
+    loop {
+        p.skip_blank();
+        if p.s.at_end() {
+            break;
+        }
+        stmts.push(p.statement()?);
+        p.inline_trivia();
+        match p.s.peek() {
+            None | Some('\n') => {}
+            Some(c) => {
+                return Err(p.s.error_here("syntax_error", format!("unexpected `{c}`: expected the end of the line")))
+            }
+        }
+    }
+    Ok(Module { stmts })
+}
+
+pub fn is_terminal_name(name: &str) -> bool {
+    name.trim_start_matches('_').starts_with(|c: char| c.is_ascii_uppercase())
+}
+
+struct Parser<'a> {
+    s: Scanner<'a>,
+    depth: usize,
+}
+
+impl Parser<'_> {
+    /// Spaces, tabs, comments and `\`-newline continuations; stops at a newline.
+    fn inline_trivia(&mut self) {
+        loop {
+            match self.s.peek() {
+                Some(' ') | Some('\t') | Some('\r') | Some('\x0c') => {
+                    self.s.bump();
+                }
+                Some('#') => self.skip_to_eol(),
+                Some('/') if self.s.rest().starts_with("//") => self.skip_to_eol(),
+                Some('\\') => {
+                    let rest = self.s.rest();
+                    let after = rest[1..].trim_start_matches([' ', '\r']);
+                    if after.starts_with('\n') {
+                        self.s.pos += rest.len() - after.len() + 1;
+                    } else {
+                        return;
+                    }
+                }
+                _ => return,
+            }
+        }
+    }
+
+    fn skip_to_eol(&mut self) {
+        while let Some(c) = self.s.peek() {
+            if c == '\n' {
+                break;
+            }
+            self.s.bump();
+        }
+    }
+
+    /// Whitespace, newlines and comments.
+    fn skip_blank(&mut self) {
+        loop {
+            self.inline_trivia();
+            if self.s.peek() == Some('\n') {
+                self.s.bump();
+            } else {
+                return;
+            }
+        }
+    }
+
+    /// At a newline: if the next non-blank line starts with `|`, move to it.
+    fn continuation_bar(&mut self) -> bool {
+        if self.s.peek() != Some('\n') {
+            return false;
+        }
+        let save = self.s.pos;
+        self.skip_blank();
+        if self.s.peek() == Some('|') {
+            true
+        } else {
+            self.s.pos = save;
+            false
+        }
+    }
+
+    fn name(&mut self) -> Option<(String, Span)> {
+        match self.s.peek() {
+            Some(c) if c.is_ascii_alphabetic() || c == '_' => self.s.ident("").map(|(n, sp)| (n.to_string(), sp)),
+            _ => None,
+        }
+    }
+
+    fn expect_name(&mut self, what: &str) -> Result<(String, Span)> {
+        self.inline_trivia();
+        self.name().ok_or_else(|| self.s.error_here("syntax_error", format!("expected {what}")))
+    }
+
+    fn check_case(&self, name: &str, span: Span) -> Result<Kind> {
+        let core = name.trim_start_matches('_');
+        if core.is_empty() || core.starts_with(|c: char| c.is_ascii_digit()) {
+            return Err(self.s.error("bad_name", format!("`{name}` is not a valid name"), span));
+        }
+        if core.chars().all(|c| !c.is_ascii_lowercase()) {
+            Ok(Kind::Terminal)
+        } else if core.chars().all(|c| !c.is_ascii_uppercase()) {
+            Ok(Kind::Rule)
+        } else {
+            Err(self.s.error(
+                "bad_name",
+                format!("`{name}` mixes cases: rule names are lowercase, terminal names uppercase"),
+                span,
+            ))
+        }
+    }
+
+    fn statement(&mut self) -> Result<Stmt> {
+        let start = self.s.pos;
+        if self.s.peek() == Some('%') {
+            self.s.bump();
+            let (word, span) =
+                self.name().ok_or_else(|| self.s.error_here("syntax_error", "expected a directive after `%`"))?;
+            let span = Span::new(start, span.end as usize);
+            return match word.as_str() {
+                "ignore" => {
+                    let body = self.expansions()?;
+                    Ok(Stmt::Ignore { body, span: Span::new(start, self.s.pos) })
+                }
+                "import" => self.import(start),
+                "declare" => {
+                    let mut names = Vec::new();
+                    loop {
+                        self.inline_trivia();
+                        match self.name() {
+                            Some(n) => names.push(n),
+                            None => break,
+                        }
+                    }
+                    if names.is_empty() {
+                        return Err(self.s.error_here("syntax_error", "expected names after `%declare`"));
+                    }
+                    Ok(Stmt::Declare(names))
+                }
+                "override" | "extend" => {
+                    self.inline_trivia();
+                    let def = self.definition()?;
+                    Ok(if word == "override" { Stmt::Override(def) } else { Stmt::Extend(def) })
+                }
+                "json" | "regex" | "lark" | "grammar_options" | "llguidance" => Err(self.s.error(
+                    "unsupported_feature",
+                    format!("`%{word}` is an extension of other engines (xgrammar, llguidance), not Lark; it is not supported"),
+                    span,
+                )),
+                other => Err(self.s.error("syntax_error", format!("unknown directive `%{other}`"), span)),
+            };
+        }
+        self.definition().map(Stmt::Def)
+    }
+
+    fn import(&mut self, start: usize) -> Result<Stmt> {
+        self.inline_trivia();
+        let relative = self.s.eat(".");
+        let mut path = vec![self.expect_name("a module name after `%import`")?];
+        while self.s.peek() == Some('.') {
+            self.s.bump();
+            path.push(self.expect_name("a name after `.`")?);
+        }
+        self.inline_trivia();
+        let mut names = Vec::new();
+        if self.s.peek() == Some('(') {
+            self.s.bump();
+            loop {
+                let (name, span) = self.expect_name("a name to import")?;
+                names.push(ImportName { name, span, alias: None });
+                self.inline_trivia();
+                if self.s.eat(",") {
+                    continue;
+                }
+                self.s.expect(")", "`)` or `,` in the import list")?;
+                break;
+            }
+        } else {
+            if path.len() < 2 {
+                return Err(self.s.error(
+                    "syntax_error",
+                    "`%import` needs a module and a name (`%import common.WS`)",
+                    Span::new(start, self.s.pos),
+                ));
+            }
+            let (name, span) = path.pop().expect("two or more");
+            let alias = if self.s.eat("->") { Some(self.expect_name("a new name after `->`")?) } else { None };
+            names.push(ImportName { name, span, alias });
+        }
+        let module = path.into_iter().map(|(n, _)| n).collect();
+        Ok(Stmt::Import { relative, module, names, span: Span::new(start, self.s.pos) })
+    }
+
+    fn definition(&mut self) -> Result<Def> {
+        // Rule modifiers: `!`, `?`, `!?`, `?!` (no effect on the language).
+        let mod_start = self.s.pos;
+        while matches!(self.s.peek(), Some('!') | Some('?')) {
+            self.s.bump();
+        }
+        let has_modifiers = self.s.pos > mod_start;
+        let (name, span) = self.name().ok_or_else(|| {
+            self.s.error_here("syntax_error", "expected a rule or terminal definition (`name: ...`) or a `%` directive")
+        })?;
+        let kind = self.check_case(&name, span)?;
+        if has_modifiers && kind == Kind::Terminal {
+            return Err(self.s.error(
+                "syntax_error",
+                "`!` and `?` modifiers apply to rules, not terminals",
+                Span::new(mod_start, span.end as usize),
+            ));
+        }
+        self.inline_trivia();
+        let mut params = Vec::new();
+        if self.s.peek() == Some('{') {
+            self.s.bump();
+            loop {
+                params.push(self.expect_name("a template parameter")?);
+                self.inline_trivia();
+                if self.s.eat(",") {
+                    continue;
+                }
+                self.s.expect("}", "`}` or `,` in the template parameters")?;
+                break;
+            }
+            self.inline_trivia();
+        }
+        let mut priority = 0;
+        if self.s.peek() == Some('.') && self.s.peek_at(1) != Some('.') {
+            self.s.bump();
+            self.inline_trivia();
+            let pstart = self.s.pos;
+            if matches!(self.s.peek(), Some('+') | Some('-')) {
+                self.s.bump();
+            }
+            while self.s.peek().is_some_and(|c| c.is_ascii_digit()) {
+                self.s.bump();
+            }
+            let text = &self.s.text[pstart..self.s.pos];
+            priority = text.parse().map_err(|_| {
+                self.s.error(
+                    "syntax_error",
+                    "expected an integer priority after `.`",
+                    Span::new(pstart, self.s.pos.max(pstart + 1)),
+                )
+            })?;
+            self.inline_trivia();
+        }
+        self.s.expect(":", "`:` after the name")?;
+        let body = self.expansions()?;
+        Ok(Def { kind, name, span, params, priority, body })
+    }
+
+    fn expansions(&mut self) -> Result<Ast> {
+        self.depth += 1;
+        if self.depth > MAX_NESTING {
+            return Err(self
+                .s
+                .error_here("nesting_too_deep", format!("groups are nested more than {MAX_NESTING} deep")));
+        }
+        let mut alts = vec![self.alias()?];
+        loop {
+            self.inline_trivia();
+            if self.s.eat("|") || (self.continuation_bar() && self.s.eat("|")) {
+                alts.push(self.alias()?);
+            } else {
+                break;
+            }
+        }
+        self.depth -= 1;
+        Ok(if alts.len() == 1 { alts.pop().expect("one") } else { Ast::Alt(alts) })
+    }
+
+    fn alias(&mut self) -> Result<Ast> {
+        let e = self.expansion()?;
+        self.inline_trivia();
+        if self.s.eat("->") {
+            // `-> alias` names the tree node; it does not change the language.
+            self.expect_name("an alias name after `->`")?;
+        }
+        Ok(e)
+    }
+
+    fn expansion(&mut self) -> Result<Ast> {
+        let mut items = Vec::new();
+        loop {
+            self.inline_trivia();
+            match self.s.peek() {
+                None | Some('\n') | Some('|') | Some(')') | Some(']') | Some('}') | Some(',') => break,
+                Some('-') if self.s.rest().starts_with("->") => break,
+                _ => items.push(self.expr()?),
+            }
+        }
+        Ok(if items.len() == 1 { items.pop().expect("one") } else { Ast::Seq(items) })
+    }
+
+    fn number(&mut self) -> Result<u32> {
+        self.inline_trivia();
+        let start = self.s.pos;
+        while self.s.peek().is_some_and(|c| c.is_ascii_digit()) {
+            self.s.bump();
+        }
+        if self.s.pos == start {
+            return Err(self.s.error_here("syntax_error", "expected a number"));
+        }
+        self.s.text[start..self.s.pos]
+            .parse()
+            .map_err(|_| self.s.error("bad_repetition", "repetition count is too large", Span::new(start, self.s.pos)))
+    }
+
+    fn expr(&mut self) -> Result<Ast> {
+        let start = self.s.pos;
+        let atom = self.atom()?;
+        self.inline_trivia();
+        let (min, max) = match self.s.peek() {
+            Some('?') => (0, Some(1)),
+            Some('*') => (0, None),
+            Some('+') => (1, None),
+            Some('~') => {
+                self.s.bump();
+                let min = self.number()?;
+                self.inline_trivia();
+                let max = if self.s.eat("..") { self.number()? } else { min };
+                if max < min {
+                    return Err(self.s.error(
+                        "bad_repetition",
+                        format!("repetition `~ {min}..{max}` has its maximum below its minimum"),
+                        Span::new(start, self.s.pos),
+                    ));
+                }
+                return Ok(Ast::Repeat {
+                    inner: Box::new(atom),
+                    min,
+                    max: Some(max),
+                    span: Span::new(start, self.s.pos),
+                });
+            }
+            _ => return Ok(atom),
+        };
+        self.s.bump();
+        Ok(Ast::Repeat { inner: Box::new(atom), min, max, span: Span::new(start, self.s.pos) })
+    }
+
+    fn atom(&mut self) -> Result<Ast> {
+        let start = self.s.pos;
+        match self.s.peek() {
+            Some('(') => {
+                self.s.bump();
+                let e = self.expansions()?;
+                self.inline_trivia();
+                if !self.s.eat(")") {
+                    return Err(self.s.error("unclosed_group", "unclosed `(`: add `)`", Span::new(start, start + 1)));
+                }
+                Ok(e)
+            }
+            Some('[') => {
+                self.s.bump();
+                let e = self.expansions()?;
+                self.inline_trivia();
+                if !self.s.eat("]") {
+                    return Err(self.s.error("unclosed_group", "unclosed `[`: add `]`", Span::new(start, start + 1)));
+                }
+                Ok(Ast::Repeat { inner: Box::new(e), min: 0, max: Some(1), span: Span::new(start, self.s.pos) })
+            }
+            Some('"') => {
+                let (text, ci, span) = self.string()?;
+                let save = self.s.pos;
+                self.inline_trivia();
+                if self.s.rest().starts_with("..") {
+                    self.s.pos += 2;
+                    self.inline_trivia();
+                    if self.s.peek() != Some('"') {
+                        return Err(self.s.error_here("syntax_error", "expected a string after `..` (`\"a\"..\"z\"`)"));
+                    }
+                    let (hi_text, _, hi_span) = self.string()?;
+                    let one = |t: &str, sp: Span| -> Result<char> {
+                        let mut cs = t.chars();
+                        match (cs.next(), cs.next()) {
+                            (Some(c), None) => Ok(c),
+                            _ => Err(self.s.error("bad_range", "a range bound must be exactly one character", sp)),
+                        }
+                    };
+                    let lo = one(&text, span)?;
+                    let hi = one(&hi_text, hi_span)?;
+                    let span = Span::new(start, self.s.pos);
+                    if hi < lo {
+                        return Err(self.s.error("bad_range", format!("range {lo:?}..{hi:?} is reversed"), span));
+                    }
+                    return Ok(Ast::Range { lo, hi, span });
+                }
+                self.s.pos = save;
+                Ok(Ast::Str { text, ci, span })
+            }
+            Some('/') => self.regex(),
+            Some('@') => {
+                self.s.bump();
+                let (word, _) =
+                    self.name().ok_or_else(|| self.s.error_here("syntax_error", "expected `token` after `@`"))?;
+                if word != "token" {
+                    return Err(self.s.error(
+                        "syntax_error",
+                        format!("unknown `@{word}`: only `@token(<id>)` exists"),
+                        Span::new(start, self.s.pos),
+                    ));
+                }
+                self.s.expect("(", "`(` after `@token`")?;
+                while self.s.peek().is_some_and(|c| c != ')' && c != '\n') {
+                    self.s.bump();
+                }
+                self.s.expect(")", "`)` to close `@token(`")?;
+                Ok(Ast::Token { span: Span::new(start, self.s.pos) })
+            }
+            Some('%') => {
+                self.s.bump();
+                let word = self.name().map(|(n, _)| n).unwrap_or_default();
+                Err(self.s.error(
+                    "unsupported_feature",
+                    format!("inline `%{word}` is an extension of other engines (xgrammar, llguidance), not Lark; it is not supported"),
+                    Span::new(start, self.s.pos),
+                ))
+            }
+            Some(c) if c.is_ascii_alphabetic() || c == '_' => {
+                let (name, span) = self.name().expect("name character");
+                self.check_case(&name, span)?;
+                let save = self.s.pos;
+                self.inline_trivia();
+                if self.s.peek() == Some('{') {
+                    self.s.bump();
+                    let mut args = Vec::new();
+                    loop {
+                        args.push(self.expansion()?);
+                        self.inline_trivia();
+                        if self.s.eat(",") {
+                            continue;
+                        }
+                        self.s.expect("}", "`}` or `,` in the template arguments")?;
+                        break;
+                    }
+                    return Ok(Ast::Template { name, args, span: Span::new(start, self.s.pos) });
+                }
+                self.s.pos = save;
+                Ok(Ast::Name { name, span })
+            }
+            Some(c) => Err(self.s.error_here("syntax_error", format!("unexpected `{c}`"))),
+            None => Err(self.s.error_here("syntax_error", "unexpected end of input")),
+        }
+    }
+
+    /// `"..."` with an optional `i` flag; Lark's escaping rules.
+    fn string(&mut self) -> Result<(String, bool, Span)> {
+        let start = self.s.pos;
+        self.s.bump();
+        let mut out = String::new();
+        loop {
+            let Some(c) = self.s.peek() else {
+                return Err(self.s.error(
+                    "unterminated_string",
+                    "unterminated string: add the closing `\"`",
+                    Span::new(start, self.s.pos),
+                ));
+            };
+            match c {
+                '\n' => {
+                    return Err(self.s.error(
+                        "unterminated_string",
+                        "unterminated string: strings end on the line they start (write `\\n` for a newline)",
+                        Span::new(start, self.s.pos),
+                    ))
+                }
+                '"' => {
+                    self.s.bump();
+                    break;
+                }
+                '\\' => {
+                    let at = self.s.pos;
+                    self.s.bump();
+                    match self.s.peek() {
+                        Some('"') => {
+                            self.s.bump();
+                            out.push('"');
+                        }
+                        Some('\\') => {
+                            self.s.bump();
+                            out.push('\\');
+                        }
+                        Some(e) if "Uuxnftr".contains(e) => out.push(self.evaluated_escape(at)?),
+                        Some('\n') | None => {
+                            return Err(self.s.error(
+                                "unterminated_string",
+                                "unterminated string",
+                                Span::new(start, self.s.pos),
+                            ))
+                        }
+                        Some(other) => {
+                            // Lark keeps unknown escapes as they are.
+                            self.s.bump();
+                            out.push('\\');
+                            out.push(other);
+                        }
+                    }
+                }
+                c => {
+                    self.s.bump();
+                    out.push(c);
+                }
+            }
+        }
+        let ci =
+            self.s.peek() == Some('i') && !self.s.peek_at(1).is_some_and(|c| c.is_ascii_alphanumeric() || c == '_');
+        if ci {
+            self.s.bump();
+        }
+        let span = Span::new(start, self.s.pos);
+        if out.is_empty() {
+            return Err(self.s.error(
+                "empty_literal",
+                "empty strings are not allowed in Lark (use `[item]` or an empty alternative)",
+                span,
+            ));
+        }
+        Ok((out, ci, span))
+    }
+
+    /// `\n \f \t \r \xNN \uNNNN \UNNNNNNNN` (the backslash is at `at`, the letter at `pos`).
+    fn evaluated_escape(&mut self, at: usize) -> Result<char> {
+        let e = self.s.bump().expect("caller peeked");
+        let digits = match e {
+            'n' => return Ok('\n'),
+            'f' => return Ok('\x0c'),
+            't' => return Ok('\t'),
+            'r' => return Ok('\r'),
+            'x' => 2,
+            'u' => 4,
+            _ => 8,
+        };
+        let s = self.s.pos;
+        for _ in 0..digits {
+            if self.s.peek().is_some_and(|c| c.is_ascii_hexdigit()) {
+                self.s.bump();
+            } else {
+                return Err(self.s.error(
+                    "bad_escape",
+                    format!("`\\{e}` needs {digits} hex digits"),
+                    Span::new(at, self.s.pos),
+                ));
+            }
+        }
+        let v = u32::from_str_radix(&self.s.text[s..self.s.pos], 16).expect("hex digits");
+        char::from_u32(v).ok_or_else(|| {
+            self.s.error("bad_escape", format!("U+{v:X} is not a Unicode scalar value"), Span::new(at, self.s.pos))
+        })
+    }
+
+    /// `/.../flags`: the body runs to the first `/` not escaped as `\/` or preceded by `\\`.
+    fn regex(&mut self) -> Result<Ast> {
+        let start = self.s.pos;
+        self.s.bump();
+        let body_start = self.s.pos;
+        // Evaluated body text, with the source offset of each byte.
+        let mut text = String::new();
+        let mut origin: Vec<usize> = Vec::new();
+        let mut has_newline = false;
+        loop {
+            let at = self.s.pos;
+            let Some(c) = self.s.peek() else {
+                return Err(self.s.error(
+                    "unterminated_regex",
+                    "unterminated regex: add the closing `/`",
+                    Span::new(start, self.s.pos),
+                ));
+            };
+            match c {
+                '/' => break,
+                '\\' => {
+                    self.s.bump();
+                    match self.s.peek() {
+                        None => continue,
+                        Some(e) if "Uuxnftr".contains(e) => {
+                            let ch = self.evaluated_escape(at)?;
+                            let mut buf = [0u8; 4];
+                            let s = ch.encode_utf8(&mut buf);
+                            text.push_str(s);
+                            origin.extend(std::iter::repeat_n(at, s.len()));
+                        }
+                        Some(e) => {
+                            self.s.bump();
+                            text.push('\\');
+                            text.push(e);
+                            origin.push(at);
+                            origin.extend(std::iter::repeat_n(at + 1, e.len_utf8()));
+                            has_newline |= e == '\n';
+                        }
+                    }
+                }
+                c => {
+                    self.s.bump();
+                    has_newline |= c == '\n';
+                    text.push(c);
+                    origin.extend(std::iter::repeat_n(at, c.len_utf8()));
+                }
+            }
+        }
+        let body_end = self.s.pos;
+        self.s.bump();
+        let flags_start = self.s.pos;
+        while self.s.peek().is_some_and(|c| "imslux".contains(c)) {
+            self.s.bump();
+        }
+        let flags = self.s.text[flags_start..self.s.pos].to_string();
+        let span = Span::new(start, self.s.pos);
+        if has_newline && !flags.contains('x') {
+            return Err(self.s.error(
+                "bad_regex",
+                "newlines are only allowed in regexes with the `x` (verbose) flag",
+                span,
+            ));
+        }
+        if text.is_empty() {
+            return Err(self.s.error("empty_literal", "empty regex", span));
+        }
+        let re = python::parse(&text, &flags).map_err(|e| {
+            let map = |i: usize| origin.get(i).copied().unwrap_or(body_end);
+            let span = e.span.map_or(span, |(a, b)| Span::new(map(a), map(b.saturating_sub(1)).max(map(a)) + 1));
+            self.s.error("bad_regex", e.message, span)
+        })?;
+        let _ = body_start;
+        // Offsets of look-arounds are relative to the evaluated text; map them to the source.
+        let mut re = re;
+        for l in &mut re.looks {
+            let a = origin.get(l.span.0).copied().unwrap_or(body_start);
+            let b = origin.get(l.span.1.saturating_sub(1)).copied().map_or(body_end, |x| x + 1);
+            l.span = (a - body_start, b - body_start);
+        }
+        Ok(Ast::Regex { re: Arc::new(re), flags, body_start, span })
+    }
+}
+
+/// An error at a span of a module's source.
+pub fn error_in(source: &Arc<Source>, code: &'static str, message: impl Into<String>, span: Span) -> Error {
+    Error::grammar(code, message).at(source, span)
+}

@@ -1,0 +1,52 @@
+//! Test support for the front-end corpora (`lark_*`, `regex_*`,
+//! `xgrammar_*`): membership queries through the real engine, and paths to
+//! the shared conformance data.
+//!
+//! Membership is asked the way a decoder would: commit the bytes to a fresh
+//! state (an error means some byte was rejected, i.e. the input is not a
+//! viable prefix), then ask whether the state accepts. A 256-token vocabulary
+//! of single bytes is enough: commits are by bytes, not tokens.
+
+#![allow(dead_code)]
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use glrmask_core::grammar::Grammar;
+use glrmask_core::{CompileLimits, CompiledGrammar, Constraint, Optimization, Result, Vocab};
+
+pub struct Matcher {
+    pub constraint: Arc<Constraint>,
+}
+
+pub fn byte_vocab() -> Arc<Vocab> {
+    Vocab::from_pairs((0u32..256).map(|b| (b, vec![b as u8]))).expect("256 single-byte tokens")
+}
+
+impl Matcher {
+    pub fn new(grammar: Grammar) -> Result<Matcher> {
+        let compiled = CompiledGrammar::compile(grammar, &CompileLimits::default())?;
+        let constraint = Constraint::new(Arc::new(compiled), byte_vocab(), &[], Optimization::Auto)?;
+        Ok(Matcher { constraint })
+    }
+
+    /// Is `input` a complete member of the language?
+    pub fn accepts(&self, input: &[u8]) -> bool {
+        let mut s = self.constraint.start();
+        s.commit_bytes(input).is_ok() && s.is_accepting()
+    }
+
+    /// Is `input` a prefix of some member?
+    pub fn viable(&self, input: &[u8]) -> bool {
+        let mut s = self.constraint.start();
+        s.commit_bytes(input).is_ok()
+    }
+}
+
+/// `/work/shared/data/conformance` (or `$GLRMASK_CONFORMANCE`), if present.
+pub fn conformance_dir() -> Option<PathBuf> {
+    let dir = std::env::var_os("GLRMASK_CONFORMANCE")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/conformance"));
+    dir.is_dir().then_some(dir)
+}

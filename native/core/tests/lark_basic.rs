@@ -1,0 +1,279 @@
+//! The Lark front end, feature by feature: each test builds a small grammar
+//! and checks members and non-members through the engine (issue 6).
+
+mod frontend_util;
+
+use frontend_util::Matcher;
+use glrmask_core::frontend::{parse_lark, parse_lark_with, LarkOptions};
+
+fn lark(text: &str) -> Matcher {
+    Matcher::new(parse_lark(text).unwrap_or_else(|e| panic!("{e}"))).unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn check(m: &Matcher, yes: &[&str], no: &[&str]) {
+    for s in yes {
+        assert!(m.accepts(s.as_bytes()), "should accept {s:?}");
+    }
+    for s in no {
+        assert!(!m.accepts(s.as_bytes()), "should reject {s:?}");
+    }
+}
+
+fn error_code(text: &str) -> &'static str {
+    match parse_lark(text) {
+        Ok(g) => match Matcher::new(g) {
+            Ok(_) => panic!("grammar should fail:\n{text}"),
+            Err(e) => e.code(),
+        },
+        Err(e) => {
+            let rendered = e.to_string();
+            assert!(rendered.contains("-->") && rendered.contains('^'), "error without location:\n{rendered}");
+            e.code()
+        }
+    }
+}
+
+#[test]
+fn rules_terminals_and_operators() {
+    let m = lark(
+        r#"
+start: greeting name ("," name)* "!"?
+greeting: "hello"i | "hi"
+name: NAME
+NAME: /[a-z]+/
+%ignore " "
+"#,
+    );
+    check(&m, &["hello bob", "HeLLo bob, al!", "hi x!"], &["hello", "hello bob,", "hey bob", "hello Bob"]);
+}
+
+#[test]
+fn maybe_ranges_and_counted_repetition() {
+    let m = lark(
+        r#"
+start: [SIGN] DIGIT~2..3 ("x" ~ 2)?
+SIGN: "+" | "-"
+DIGIT: "0".."9"
+"#,
+    );
+    check(&m, &["12", "-123", "+12xx"], &["1", "1234", "12x", "12xxx", "a1"]);
+}
+
+#[test]
+fn inlined_filtered_and_aliased_rules_keep_the_language() {
+    let m = lark(
+        r#"
+?start: sum
+?sum: product | sum "+" product -> add
+?product: _atom | product "*" _atom -> mul
+_atom: NUMBER | "(" sum ")"
+!keep: "unused"
+%import common.NUMBER
+%import common.WS_INLINE
+%ignore WS_INLINE
+"#,
+    );
+    check(&m, &["1+2*3", "(1 + 2) * 3.5", "1e3"], &["1+", "(1", "unused", ""]);
+}
+
+#[test]
+fn common_terminals() {
+    let m = lark(
+        r#"
+start: (ESCAPED_STRING | SIGNED_NUMBER | CNAME | HEXDIGIT)*
+%import common (ESCAPED_STRING, SIGNED_NUMBER, CNAME, HEXDIGIT)
+%import common.WS
+%ignore WS
+"#,
+    );
+    check(
+        &m,
+        &[r#""a" "b""#, r#""es\"caped""#, r#""\\""#, "-1.5e3 +7 .5", "_x1 abc", r#""a\\" x"#],
+        &[r#""a"#, r#""a\""#, "\"line\nbreak\"", "+-1", "-"],
+    );
+}
+
+#[test]
+fn escaped_string_is_exactly_a_quoted_string() {
+    // common.lark writes it with a lazy quantifier and a look-behind; the
+    // reference here is the plain regular expression it means.
+    let m = lark("start: ESCAPED_STRING\n%import common.ESCAPED_STRING");
+    let reference = regex::bytes::Regex::new(r#"^"(?:[^"\\\n]|\\[^\n])*"$"#).unwrap();
+    let alphabet = [b'"', b'\\', b'a', b'\n'];
+    let mut checked = 0;
+    for len in 0..=7u32 {
+        for n in 0..alphabet.len().pow(len) {
+            let mut s = Vec::new();
+            let mut k = n;
+            for _ in 0..len {
+                s.push(alphabet[k % alphabet.len()]);
+                k /= alphabet.len();
+            }
+            assert_eq!(m.accepts(&s), reference.is_match(&s), "{:?}", String::from_utf8_lossy(&s));
+            checked += 1;
+        }
+    }
+    assert!(checked > 20_000);
+}
+
+#[test]
+fn c_comment_stops_at_the_first_close() {
+    let m = lark(
+        r#"
+start: "x"+
+%import common.C_COMMENT
+%import common.WS
+%ignore C_COMMENT
+%ignore WS
+"#,
+    );
+    check(&m, &["x /* a */ x /* b */", "x/**/x", "x /* * / */"], &["x /* a */ y /* b */", "x /* a"]);
+}
+
+#[test]
+fn templates() {
+    let m = lark(
+        r#"
+start: list | dict
+list: "[" _separated{atom, ","} "]"
+dict: "{" _separated{key_value, ","} "}"
+key_value: atom ":" atom
+_separated{x, sep}: x (sep x)*
+atom: NUMBER | ESCAPED_STRING
+%import common (NUMBER, ESCAPED_STRING, WS)
+%ignore WS
+"#,
+    );
+    check(&m, &[r#"[1, "a", 2]"#, r#"{"a": 2, "b": 6}"#], &["[1,]", "{1}", "[]"]);
+    // A template used with different arguments, and nested.
+    let m = lark(
+        r#"
+start: pair{"a", pair{"b", "c"}}
+pair{x, y}: x y | "(" pair{y, x} ")"
+"#,
+    );
+    check(&m, &["abc", "a(cb)", "(bca)", "((cb)a)"], &["ab", "acb", "(b(ca))"]);
+}
+
+#[test]
+fn priorities_break_exact_ties_only() {
+    // Without priorities "if" may be IF or NAME; with NAME.-1, never NAME.
+    let text = |p: &str| format!("start: IF NAME | NAME NAME\nIF: \"if\"\nNAME{p}: /[a-z]+/\n%ignore \" \"");
+    let m = lark(&text(""));
+    check(&m, &["if x", "if if", "x y"], &["if"]);
+    let m = lark(&text(".-1"));
+    check(&m, &["if x", "x y"], &["if if", "x if"]);
+    // A longer match of a lower-priority terminal is still possible.
+    let m = lark("start: A | B\nA.2: \"a\"\nB: \"ab\"");
+    check(&m, &["a", "ab"], &["abb"]);
+}
+
+#[test]
+fn per_terminal_longest_match() {
+    // DESIGN §3: A takes every `a` it can, so `aa` is not A B.
+    let m = lark("start: A B\nA: /a+/\nB: \"a\"");
+    check(&m, &[], &["aa", "aaa", "a"]);
+    // seed 003: STEM SUFFIX with STEM = list | listen.
+    let m = lark("start: STEM SUFFIX\nSTEM: \"list\" | \"listen\"\nSUFFIX: \"ed\"");
+    check(&m, &["listed", "listened"], &["listen", "listeded"]);
+}
+
+#[test]
+fn override_extend_declare() {
+    let m = lark(
+        r#"
+start: NUMBER+
+%import common.NUMBER
+%override NUMBER: /[0-9]/
+%import common.WS
+%ignore WS
+"#,
+    );
+    // One digit per NUMBER now: "12" is two of them, "1.5" is nothing.
+    check(&m, &["1 2 3", "12"], &["1.5"]);
+    let m = lark("start: a\na: \"x\"\n%extend a: \"y\"");
+    check(&m, &["x", "y"], &["z"]);
+    // Declared but unused: fine. Declared and used: a clear error.
+    let m = lark("start: \"x\"\nnever: _INDENT\n%declare _INDENT");
+    check(&m, &["x"], &[]);
+    assert_eq!(error_code("start: \"x\" _INDENT\n%declare _INDENT"), "declared_only");
+}
+
+#[test]
+fn start_option_and_unreachable_terminals() {
+    let text = "start: NAME\nnumber: DEC\nDEC: /[0-9]+/\nNAME: /[a-z]+/ /(?![0-9])/";
+    // NAME's trailing look-ahead is unsupported, but it is unused from `number`.
+    let opts = LarkOptions { start: "number", ..Default::default() };
+    let m = Matcher::new(parse_lark_with(text, &opts).unwrap()).unwrap();
+    check(&m, &["42"], &["x"]);
+    assert_eq!(error_code(text), "unsupported_lookaround");
+}
+
+#[test]
+fn relative_imports_through_a_resolver() {
+    let resolve = |relative: bool, path: &[String]| -> Option<String> {
+        (relative && path == ["lib"]).then(|| "start: ITEM+\nITEM: \"a\" | \"b\"\n_SEP: \";\"".to_string())
+    };
+    let opts = LarkOptions { start: "start", resolve_import: Some(&resolve) };
+    let g = parse_lark_with(
+        "start: lib__start (_SEP lib__start)*\n%import .lib.start -> lib__start\n%import .lib._SEP",
+        &opts,
+    )
+    .unwrap();
+    let m = Matcher::new(g).unwrap();
+    check(&m, &["ab", "ab;ba;a"], &["ab;", "c"]);
+}
+
+#[test]
+fn errors_name_line_and_column() {
+    let cases: &[(&str, &str)] = &[
+        ("start: \"a\"\nstart: \"b\"", "duplicate_definition"),
+        ("start: foo", "unknown_name"),
+        ("start: A\nA: a\na: \"x\"", "rule_in_terminal"),
+        ("start: A\nA: \"x\" A", "recursive_terminal"),
+        ("start: \"a", "unterminated_string"),
+        ("start: /a[/", "bad_regex"),
+        ("start: \"\"", "empty_literal"),
+        ("start: \"ab\"..\"z\"", "bad_range"),
+        ("start: \"a\" ~ 3..2", "bad_repetition"),
+        ("start: @token(7)", "unsupported_feature"),
+        ("start: %json {\"type\": \"string\"}", "unsupported_feature"),
+        ("%import common.NOPE\nstart: \"a\"", "unknown_name"),
+        ("%import foo.BAR\nstart: \"a\"", "unknown_module"),
+        ("start: t{\"a\"}\nt{x, y}: x y", "bad_template"),
+        ("start: \"a\"\n%override b: \"x\"", "unknown_name"),
+        ("a: \"x\"", "missing_start"),
+        ("start: /(a)\\1/", "bad_regex"),
+        ("start: A\nA: /x(?=y)/", "unsupported_lookaround"),
+        ("start: \"a\" (\n", "unclosed_group"),
+        ("Start: \"a\"", "bad_name"),
+    ];
+    for (text, code) in cases {
+        assert_eq!(error_code(text), *code, "{text}");
+    }
+    let e = parse_lark("start: a\n\na: \"x\" | @token(3)").unwrap_err();
+    assert_eq!(e.line_col(), Some((3, 10)));
+}
+
+#[test]
+fn multi_line_rules_and_comments() {
+    let m =
+        lark("start: \"a\"   // comment\n     | \"b\"  # another\n\n     // between\n     | \"c\" \\\n       \"d\"\n");
+    check(&m, &["a", "b", "cd"], &["c", "d"]);
+}
+
+#[test]
+fn lazy_quantifiers_and_look_arounds_inside_the_lexeme() {
+    // REGEXP from lark.lark: the look-ahead sees only lexeme bytes.
+    let m = lark(
+        r"start: REGEXP+
+REGEXP: /\/(?!\/)(\\\/|\\\\|[^\/])*?\/[imslux]*/
+%ignore ' '"
+            .replace('\'', "\"")
+            .as_str(),
+    );
+    check(&m, &["/a/", "/a\\/b/i", "/a/ /b/", "/\\\\/"], &["//", "/a", "/a/b/"]);
+    // A lazy quantifier at the end of a terminal takes its minimum.
+    let m = lark("start: A+\nA: /ab+?/");
+    check(&m, &["ab", "abab"], &["abb"]);
+}
