@@ -3,6 +3,7 @@
 
 pub mod ebnf;
 pub mod glrm;
+pub mod json_schema;
 pub mod lark;
 pub mod regex;
 pub mod scan;

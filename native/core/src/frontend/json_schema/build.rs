@@ -1,0 +1,559 @@
+//! JSON → schema IR: reads each keyword, checks its JSON type, and combines
+//! the per-type constraints, `enum`/`const`, `$ref`, `allOf`, `anyOf` and
+//! `oneOf` into one [`Schema`].
+//!
+//! A schema without `type` allows every type; keywords for one type (say
+//! `minLength`) constrain only values of that type. So a schema becomes
+//! `anyOf` over its allowed types, each carrying its own keywords, and
+//! intersections with the applicators then prune types that cannot match.
+//!
+//! Keywords fall in four groups: enforced (listed in the issue), annotations
+//! (`title`, `default`, ... ignored silently as the spec says), not
+//! enforceable (`not`, `if`, `uniqueItems`, ...: an `unsupported_keyword`
+//! error, or a note when lenient) and unknown (ignored, as the spec says for
+//! unknown keywords).
+
+use serde_json::{Map, Value};
+
+use super::error::{child_path, invalid};
+use super::numbers::{Decimal, NumberSchema};
+use super::schema::{
+    any_of, simplify_array, simplify_object, ArraySchema, Ctx, ObjectSchema, Schema, SourceRegex, StringSchema,
+};
+use crate::error::Result;
+
+/// Keywords that constrain values of one type.
+const TYPE_KEYWORDS: &[&str] = &[
+    "minLength",
+    "maxLength",
+    "pattern",
+    "format",
+    "minimum",
+    "maximum",
+    "exclusiveMinimum",
+    "exclusiveMaximum",
+    "multipleOf",
+    "items",
+    "prefixItems",
+    "additionalItems",
+    "minItems",
+    "maxItems",
+    "properties",
+    "patternProperties",
+    "additionalProperties",
+    "required",
+    "propertyNames",
+    "minProperties",
+    "maxProperties",
+];
+
+const TYPES: [&str; 7] = ["null", "boolean", "object", "array", "number", "string", "integer"];
+
+impl Ctx<'_> {
+    /// Build the schema at `path` (the JSON pointer of `value`).
+    pub fn build(&mut self, value: &Value, path: &str, depth: usize) -> Result<Schema> {
+        self.tick(path)?;
+        if depth > self.opts.max_depth.saturating_mul(8) {
+            return Err(
+                crate::error::Error::limit("max_depth", depth, self.opts.max_depth * 8).at_path(path.to_string())
+            );
+        }
+        let map = match value {
+            Value::Bool(true) => return Ok(Schema::Any),
+            Value::Bool(false) => return Ok(Schema::Never),
+            Value::Object(m) => m,
+            _ => return Err(invalid("a schema must be an object or a boolean", path)),
+        };
+        // $ref: alone in drafts ≤ 7, one more constraint after that.
+        let mut refs = Vec::new();
+        if let Some(r) = map.get("$ref") {
+            let Value::String(r) = r else {
+                return Err(invalid("`$ref` must be a string", &child_path(path, "$ref")));
+            };
+            let target = self.doc.resolve(r, path)?;
+            let id = self.def_id(&target);
+            if self.doc.draft.ref_overrides_siblings() {
+                return Ok(Schema::Ref(id));
+            }
+            refs.push(Schema::Ref(id));
+        }
+        for key in ["$dynamicRef", "$recursiveRef"] {
+            if map.contains_key(key) {
+                self.unsupported(key, &child_path(path, key), "dynamic references depend on the evaluation path")?;
+            }
+        }
+        let mut schema = self.typed(map, path, depth)?;
+        // enum / const
+        if let Some(values) = self.enum_values(map, path)? {
+            let mut kept = Vec::new();
+            for v in values {
+                if self.admits(&schema, &v, 0)? {
+                    kept.push(v);
+                }
+            }
+            schema = if kept.is_empty() { Schema::Never } else { Schema::Const(kept) };
+        }
+        for r in refs {
+            schema = self.intersect(&schema, &r, path, 0)?;
+        }
+        if let Some(subs) = self.schema_list(map, "allOf", path, depth)? {
+            for s in subs {
+                schema = self.intersect(&schema, &s, path, 0)?;
+            }
+        }
+        if let Some(subs) = self.schema_list(map, "anyOf", path, depth)? {
+            schema = self.intersect(&schema, &any_of(subs), path, 0)?;
+        }
+        if let Some(subs) = self.schema_list(map, "oneOf", path, depth)? {
+            let one_of_path = child_path(path, "oneOf");
+            let mut alts = Vec::new();
+            for s in subs {
+                let s = self.intersect(&schema, &s, path, 0)?;
+                if s != Schema::Never {
+                    alts.push(s);
+                }
+            }
+            'check: for i in 0..alts.len() {
+                for j in i + 1..alts.len() {
+                    let (a, b) = (alts[i].clone(), alts[j].clone());
+                    if !self.disjoint(&a, &b, &one_of_path)? {
+                        self.unsupported(
+                            "oneOf",
+                            &one_of_path,
+                            "its alternatives may overlap, and exclusivity is not enforceable; it is read as anyOf",
+                        )?;
+                        break 'check;
+                    }
+                }
+            }
+            schema = any_of(alts);
+        }
+        if let Some(not) = map.get("not") {
+            schema = self.not(schema, not, &child_path(path, "not"))?;
+        }
+        for key in ["if", "dependentSchemas", "dependentRequired", "dependencies"] {
+            if map.contains_key(key) {
+                self.unsupported(key, &child_path(path, key), "conditional constraints are not supported")?;
+            }
+        }
+        for key in ["unevaluatedProperties", "unevaluatedItems"] {
+            if let Some(v) = map.get(key) {
+                if *v != Value::Bool(true) && *v != Value::Object(Map::new()) {
+                    self.unsupported(key, &child_path(path, key), "evaluation-dependent keywords are not supported")?;
+                }
+            }
+        }
+        Ok(schema)
+    }
+
+    /// `not`: exact when it only removes whole types; otherwise unsupported.
+    fn not(&mut self, schema: Schema, not: &Value, path: &str) -> Result<Schema> {
+        let types = match not {
+            Value::Bool(true) => return Ok(Schema::Never),
+            Value::Bool(false) => return Ok(schema),
+            Value::Object(m) if m.len() == 1 && m.contains_key("type") => self.type_set(m, path)?,
+            Value::Object(m) if m.is_empty() => return Ok(Schema::Never),
+            _ => {
+                self.unsupported("not", path, "negation of a schema is not a grammar operation")?;
+                return Ok(schema);
+            }
+        };
+        let Some(types) = types else { return Ok(Schema::Never) };
+        let mut allowed: Vec<&str> = TYPES.iter().copied().filter(|t| !types.contains(t)).collect();
+        if types.contains(&"number") {
+            allowed.retain(|t| *t != "integer");
+        }
+        let mut alts = Vec::new();
+        for t in allowed {
+            alts.push(match t {
+                "null" => Schema::Null,
+                "boolean" => Schema::Boolean(None),
+                "object" => Schema::Object(Box::new(ObjectSchema::any(Schema::Any))),
+                "array" => Schema::Array(Box::new(ArraySchema {
+                    prefix: vec![],
+                    items: Schema::Any,
+                    min_items: 0,
+                    max_items: None,
+                })),
+                "string" => Schema::String(StringSchema::default()),
+                "number" => Schema::Number(NumberSchema::default()),
+                _ => {
+                    if types.contains(&"integer") {
+                        // Non-integers: not expressible as a plain decimal language cheaply.
+                        self.unsupported("not", path, "`not: {type: integer}` (numbers that are not integers)")?;
+                    }
+                    continue;
+                }
+            });
+        }
+        if types.contains(&"integer") && !types.contains(&"number") {
+            // Numbers stay allowed (over-approximated above unless lenient refused).
+            alts.push(Schema::Number(NumberSchema::default()));
+        }
+        let filter = any_of(alts);
+        self.intersect(&schema, &filter, path, 0)
+    }
+
+    /// The `type` keyword as a set of type names (`None`: all types).
+    fn type_set(&mut self, map: &Map<String, Value>, path: &str) -> Result<Option<Vec<&'static str>>> {
+        let Some(t) = map.get("type") else { return Ok(None) };
+        let tpath = child_path(path, "type");
+        let names: Vec<&Value> = match t {
+            Value::String(_) => vec![t],
+            Value::Array(xs) => xs.iter().collect(),
+            _ => return Err(invalid("`type` must be a string or an array of strings", &tpath)),
+        };
+        let mut out = Vec::new();
+        for n in names {
+            let Some(s) = n.as_str() else {
+                return Err(invalid("`type` must be a string or an array of strings", &tpath));
+            };
+            let Some(&known) = TYPES.iter().find(|t| **t == s) else {
+                return Err(invalid(format!("unknown type {s:?} (expected one of {})", TYPES.join(", ")), &tpath));
+            };
+            if !out.contains(&known) {
+                out.push(known);
+            }
+        }
+        if map.get("nullable") == Some(&Value::Bool(true)) && !out.contains(&"null") {
+            out.push("null");
+        }
+        Ok(Some(out))
+    }
+
+    /// `anyOf` over the allowed types, each with its own keywords.
+    fn typed(&mut self, map: &Map<String, Value>, path: &str, depth: usize) -> Result<Schema> {
+        self.check_keywords(map, path)?;
+        let types = match self.type_set(map, path)? {
+            Some(t) => t,
+            // No `type` and no keyword for any type: no constraint at all
+            // (keeps `{"$ref": ...}` a plain reference, so recursion stays lazy).
+            None if !TYPE_KEYWORDS.iter().any(|k| map.contains_key(*k)) => return Ok(Schema::Any),
+            None => TYPES.to_vec(),
+        };
+        let mut alts = Vec::new();
+        let number = types.contains(&"number");
+        for t in &types {
+            let s = match *t {
+                "null" => Schema::Null,
+                "boolean" => Schema::Boolean(None),
+                "number" => self.number(map, path, false)?,
+                "integer" if number => continue,
+                "integer" => self.number(map, path, true)?,
+                "string" => self.string(map, path)?,
+                "array" => self.array(map, path, depth)?,
+                "object" => self.object(map, path, depth)?,
+                _ => continue,
+            };
+            alts.push(s);
+        }
+        Ok(any_of(alts))
+    }
+
+    /// Keywords that are refused (or noted) wherever they appear.
+    fn check_keywords(&mut self, map: &Map<String, Value>, path: &str) -> Result<()> {
+        if let Some(v) = map.get("uniqueItems") {
+            let trivially = map.get("maxItems").and_then(Value::as_u64).is_some_and(|m| m <= 1);
+            if *v == Value::Bool(true) && !trivially && self.allows_type(map, "array") {
+                self.unsupported(
+                    "uniqueItems",
+                    &child_path(path, "uniqueItems"),
+                    "uniqueness of items is not context-free",
+                )?;
+            }
+        }
+        for key in ["contains", "minContains", "maxContains"] {
+            if map.contains_key(key)
+                && (key == "contains" || map.contains_key("contains"))
+                && self.allows_type(map, "array")
+            {
+                self.unsupported(key, &child_path(path, key), "`contains` is not supported")?;
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    fn allows_type(&self, map: &Map<String, Value>, t: &str) -> bool {
+        match map.get("type") {
+            None => true,
+            Some(Value::String(s)) => s == t,
+            Some(Value::Array(xs)) => xs.iter().any(|x| x.as_str() == Some(t)),
+            _ => true,
+        }
+    }
+
+    fn enum_values(&mut self, map: &Map<String, Value>, path: &str) -> Result<Option<Vec<Value>>> {
+        let mut values: Option<Vec<Value>> = None;
+        if let Some(e) = map.get("enum") {
+            let Value::Array(xs) = e else {
+                return Err(invalid("`enum` must be an array", &child_path(path, "enum")));
+            };
+            let mut out: Vec<Value> = Vec::new();
+            for x in xs {
+                if !out.iter().any(|y| super::schema::json_equal(x, y)) {
+                    out.push(x.clone());
+                }
+            }
+            values = Some(out);
+        }
+        if let Some(c) = map.get("const") {
+            values = Some(match values {
+                None => vec![c.clone()],
+                Some(vs) => vs.into_iter().filter(|v| super::schema::json_equal(v, c)).collect(),
+            });
+        }
+        Ok(values)
+    }
+
+    fn schema_list(
+        &mut self,
+        map: &Map<String, Value>,
+        key: &str,
+        path: &str,
+        depth: usize,
+    ) -> Result<Option<Vec<Schema>>> {
+        let Some(v) = map.get(key) else { return Ok(None) };
+        let kpath = child_path(path, key);
+        let Value::Array(xs) = v else {
+            return Err(invalid(format!("`{key}` must be an array of schemas"), &kpath));
+        };
+        if xs.is_empty() {
+            return Err(invalid(format!("`{key}` must not be empty"), &kpath));
+        }
+        let mut out = Vec::with_capacity(xs.len());
+        for (i, x) in xs.iter().enumerate() {
+            out.push(self.build(x, &child_path(&kpath, &i.to_string()), depth + 1)?);
+        }
+        Ok(Some(out))
+    }
+
+    fn sub(&mut self, map: &Map<String, Value>, key: &str, path: &str, depth: usize) -> Result<Option<Schema>> {
+        match map.get(key) {
+            None => Ok(None),
+            Some(v) => Ok(Some(self.build(v, &child_path(path, key), depth + 1)?)),
+        }
+    }
+
+    fn count(&self, map: &Map<String, Value>, key: &str, path: &str) -> Result<Option<u32>> {
+        let Some(v) = map.get(key) else { return Ok(None) };
+        let kpath = child_path(path, key);
+        let bad = || invalid(format!("`{key}` must be a non-negative integer"), &kpath);
+        let Value::Number(n) = v else { return Err(bad()) };
+        let d = Decimal::parse(&n.to_string(), &kpath)?;
+        if d.neg || !d.is_integer() {
+            return Err(bad());
+        }
+        // Counts beyond u32 are as good as unbounded for a maximum, and
+        // unsatisfiable in practice for a minimum; clamp.
+        Ok(Some(d.int.parse::<u32>().unwrap_or(u32::MAX)))
+    }
+
+    fn bound(&self, map: &Map<String, Value>, key: &str, path: &str) -> Result<Option<Decimal>> {
+        match map.get(key) {
+            None => Ok(None),
+            Some(Value::Number(n)) => Ok(Some(Decimal::parse(&n.to_string(), &child_path(path, key))?)),
+            Some(Value::Bool(_)) if key.starts_with("exclusive") => Ok(None),
+            Some(_) => Err(invalid(format!("`{key}` must be a number"), &child_path(path, key))),
+        }
+    }
+
+    fn number(&mut self, map: &Map<String, Value>, path: &str, integer: bool) -> Result<Schema> {
+        let mut n = NumberSchema { integer, ..NumberSchema::default() };
+        // Draft 4: exclusiveMinimum/Maximum are booleans modifying minimum/maximum.
+        let excl_min_flag = map.get("exclusiveMinimum") == Some(&Value::Bool(true));
+        let excl_max_flag = map.get("exclusiveMaximum") == Some(&Value::Bool(true));
+        let mut lowers = Vec::new();
+        let mut uppers = Vec::new();
+        if let Some(d) = self.bound(map, "minimum", path)? {
+            lowers.push((d, excl_min_flag));
+        }
+        if let Some(d) = self.bound(map, "exclusiveMinimum", path)? {
+            lowers.push((d, true));
+        }
+        if let Some(d) = self.bound(map, "maximum", path)? {
+            uppers.push((d, excl_max_flag));
+        }
+        if let Some(d) = self.bound(map, "exclusiveMaximum", path)? {
+            uppers.push((d, true));
+        }
+        for l in lowers {
+            n = n.intersect(&NumberSchema { lower: Some(l), ..NumberSchema::default() });
+        }
+        for u in uppers {
+            n = n.intersect(&NumberSchema { upper: Some(u), ..NumberSchema::default() });
+        }
+        if let Some(m) = self.bound(map, "multipleOf", path)? {
+            if m.neg || m.is_zero() {
+                return Err(invalid("`multipleOf` must be greater than 0", &child_path(path, "multipleOf")));
+            }
+            n.multiple_of.push(m);
+        }
+        if n.is_empty() {
+            return Ok(Schema::Never);
+        }
+        Ok(Schema::Number(n))
+    }
+
+    fn string(&mut self, map: &Map<String, Value>, path: &str) -> Result<Schema> {
+        let mut s = StringSchema {
+            min_length: self.count(map, "minLength", path)?.unwrap_or(0),
+            max_length: self.count(map, "maxLength", path)?,
+            ..StringSchema::default()
+        };
+        if let Some(p) = map.get("pattern") {
+            let ppath = child_path(path, "pattern");
+            let Value::String(p) = p else { return Err(invalid("`pattern` must be a string", &ppath)) };
+            // Parse now so a bad pattern is reported at its keyword.
+            match super::regex::parse_ecma(p, &ppath) {
+                Ok(_) => s.patterns.push(SourceRegex { source: p.clone(), path: ppath }),
+                Err(e) if self.opts.lenient && e.code() == "unsupported_pattern" => {
+                    self.notes.push(format!(
+                        "pattern at {}: ignored ({})",
+                        super::schema::display_path(&ppath),
+                        e.message()
+                    ));
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        if let Some(f) = map.get("format") {
+            let fpath = child_path(path, "format");
+            let Value::String(f) = f else { return Err(invalid("`format` must be a string", &fpath)) };
+            if super::formats::format_language(f, &fpath)?.is_some() {
+                s.formats.push((f.clone(), fpath));
+            } else {
+                let note = format!(
+                    "format at {}: {f:?} is not enforced (unknown or not a regular language)",
+                    super::schema::display_path(&fpath)
+                );
+                if !self.notes.contains(&note) {
+                    self.notes.push(note);
+                }
+            }
+        }
+        if s.max_length.is_some_and(|m| m < s.min_length) {
+            return Ok(Schema::Never);
+        }
+        Ok(Schema::String(s))
+    }
+
+    fn array(&mut self, map: &Map<String, Value>, path: &str, depth: usize) -> Result<Schema> {
+        let modern = self.doc.draft >= super::loader::Draft::Draft2020;
+        let mut prefix = Vec::new();
+        let mut items: Option<Schema> = None;
+        let tuple_key;
+        match (modern, map.get("items")) {
+            (false, Some(Value::Array(xs))) | (true, Some(Value::Array(xs))) => {
+                // Draft ≤ 2019 tuple form (accepted in 2020-12 too, as it is common).
+                tuple_key = true;
+                let ipath = child_path(path, "items");
+                for (i, x) in xs.iter().enumerate() {
+                    prefix.push(self.build(x, &child_path(&ipath, &i.to_string()), depth + 1)?);
+                }
+                items = self.sub(map, "additionalItems", path, depth)?;
+            }
+            (_, Some(_)) => {
+                tuple_key = false;
+                items = self.sub(map, "items", path, depth)?;
+            }
+            (_, None) => tuple_key = false,
+        }
+        if let Some(Value::Array(xs)) = map.get("prefixItems") {
+            if !tuple_key {
+                let ppath = child_path(path, "prefixItems");
+                for (i, x) in xs.iter().enumerate() {
+                    prefix.push(self.build(x, &child_path(&ppath, &i.to_string()), depth + 1)?);
+                }
+            }
+        } else if map.contains_key("prefixItems") {
+            return Err(invalid("`prefixItems` must be an array of schemas", &child_path(path, "prefixItems")));
+        }
+        let items = match items {
+            Some(s) => s,
+            None if !prefix.is_empty() && self.opts.strict => Schema::Never,
+            None => Schema::Any,
+        };
+        let min_items = self.count(map, "minItems", path)?.unwrap_or(0);
+        let max_items = self.count(map, "maxItems", path)?;
+        if max_items.is_some_and(|m| m < min_items) {
+            return Ok(Schema::Never);
+        }
+        Ok(simplify_array(ArraySchema { prefix, items, min_items, max_items }))
+    }
+
+    fn object(&mut self, map: &Map<String, Value>, path: &str, depth: usize) -> Result<Schema> {
+        let mut properties = Vec::new();
+        if let Some(p) = map.get("properties") {
+            let ppath = child_path(path, "properties");
+            let Value::Object(props) = p else { return Err(invalid("`properties` must be an object", &ppath)) };
+            for (k, v) in props {
+                let s = self.build(v, &child_path(&ppath, k), depth + 1)?;
+                properties.push((k.clone(), s));
+            }
+        }
+        let mut pattern_properties = Vec::new();
+        if let Some(p) = map.get("patternProperties") {
+            let ppath = child_path(path, "patternProperties");
+            let Value::Object(props) = p else {
+                return Err(invalid("`patternProperties` must be an object", &ppath));
+            };
+            for (k, v) in props {
+                let kpath = child_path(&ppath, k);
+                super::regex::parse_ecma(k, &kpath)?;
+                let s = self.build(v, &kpath, depth + 1)?;
+                pattern_properties.push((SourceRegex { source: k.clone(), path: kpath }, s));
+            }
+        }
+        let additional = match self.sub(map, "additionalProperties", path, depth)? {
+            Some(s) => s,
+            None if self.opts.additional_default() => Schema::Any,
+            None => Schema::Never,
+        };
+        let mut required = Vec::new();
+        if let Some(r) = map.get("required") {
+            let rpath = child_path(path, "required");
+            match r {
+                Value::Array(xs) => {
+                    for x in xs {
+                        let Some(k) = x.as_str() else {
+                            return Err(invalid("`required` must be an array of strings", &rpath));
+                        };
+                        if !required.iter().any(|r: &String| r == k) {
+                            required.push(k.to_string());
+                        }
+                    }
+                }
+                // Draft 3 style `required: true` on a property: no constraint here.
+                Value::Bool(_) => {}
+                _ => return Err(invalid("`required` must be an array of strings", &rpath)),
+            }
+        }
+        let property_names = self.sub(map, "propertyNames", path, depth)?.unwrap_or(Schema::Any);
+        let min_properties = self.count(map, "minProperties", path)?.unwrap_or(0);
+        let max_properties = self.count(map, "maxProperties", path)?;
+        // Required keys that are not listed get their schema from patterns or
+        // additionalProperties; list them so they appear in schema order.
+        for r in &required {
+            if !properties.iter().any(|(k, _)| k == r) {
+                let mut matched = false;
+                for (re, _) in &pattern_properties {
+                    if self.regex_finds(re, r)? {
+                        matched = true;
+                    }
+                }
+                let s = if matched { Schema::Any } else { additional.clone() };
+                properties.push((r.clone(), s));
+            }
+        }
+        Ok(simplify_object(ObjectSchema {
+            properties,
+            required,
+            pattern_properties,
+            additional,
+            property_names,
+            min_properties,
+            max_properties,
+        }))
+    }
+}

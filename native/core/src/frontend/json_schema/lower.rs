@@ -1,0 +1,530 @@
+//! Schema IR → grammar IR.
+//!
+//! Takes a [`Schema`] and the layout options; gives rules and terminals in a
+//! [`GrammarBuilder`]. Terminals are whole JSON lexemes (a string with its
+//! quotes, a number, a literal, a punctuation mark, a whitespace run), so
+//! per-terminal longest match (DESIGN §3) is exactly JSON's own tokenisation:
+//! strings end at their closing quote, numbers are followed by punctuation
+//! or whitespace, and whitespace terminals are bounded runs placed
+//! explicitly in the rules (an ignored terminal could repeat without bound).
+//!
+//! Numbers with `multipleOf` are the one exception: their remainder automaton
+//! becomes right-linear rules over one-byte terminals (see `number_rules`).
+//! With `indent`, every rule knows its nesting level (the indentation
+//! differs per level), so recursive schemas are unrolled up to
+//! [`MAX_INDENT_LEVEL`] levels; deeper containers are not accepted.
+
+use rustc_hash::FxHashMap;
+use serde_json::Value;
+
+use super::numbers::{mod_dfa, number_pattern, Decimal, NumberSchema};
+use super::options::{JsonSchemaOptions, Whitespace};
+use super::schema::{ArraySchema, Ctx, ObjectSchema, RefId, Schema, StringSchema};
+use super::strings::{any_char, length_content, quoted, search_language, string_literal};
+use crate::error::{Error, Result};
+use crate::grammar::{Expr, GrammarBuilder, Pattern};
+use crate::ids::{RuleId, TerminalId};
+use crate::lexer::dfa::TermDfa;
+use crate::source::Span;
+
+/// With `indent`, containers nest at most this deep.
+pub(crate) const MAX_INDENT_LEVEL: u32 = 24;
+/// States of one number's automaton with `multipleOf`.
+const MAX_NUMBER_DFA_STATES: usize = 100_000;
+
+pub(crate) struct Lowerer<'c, 'a> {
+    pub ctx: &'c mut Ctx<'a>,
+    pub b: GrammarBuilder,
+    pub span: Span,
+    indent: Option<u32>,
+    any_order: bool,
+    ws: Option<TerminalId>,
+    item_sep: Vec<u8>,
+    key_sep: Vec<u8>,
+    def_rules: FxHashMap<(RefId, u32), RuleId>,
+    any_rules: FxHashMap<u32, RuleId>,
+    terminals: FxHashMap<String, TerminalId>,
+    next_name: usize,
+}
+
+impl<'c, 'a> Lowerer<'c, 'a> {
+    pub fn new(ctx: &'c mut Ctx<'a>, mut b: GrammarBuilder, opts: &JsonSchemaOptions) -> Result<Self> {
+        let span = Span::default();
+        let bad = |m: String| super::error::schema_error("bad_option", m, "");
+        let (mut item_sep, key_sep) = opts.effective_separators();
+        if opts.indent.is_some() && opts.separators.is_none() {
+            item_sep = ",".into();
+        }
+        let key_sep = if opts.indent.is_some() && opts.separators.is_none() { ": ".to_string() } else { key_sep };
+        if item_sep.is_empty() || key_sep.is_empty() {
+            return Err(bad("separators must not be empty".into()));
+        }
+        let ws = if opts.indent.is_some() {
+            None
+        } else {
+            match &opts.whitespace {
+                Whitespace::Compact => None,
+                Whitespace::Flexible { max } => {
+                    if *max == 0 {
+                        None
+                    } else {
+                        let p = Pattern::Repeat {
+                            pattern: Box::new(Pattern::byte_class(&[(b'\t', b'\n'), (b'\r', b'\r'), (b' ', b' ')])),
+                            min: 1,
+                            max: Some(*max),
+                        };
+                        Some(b.anonymous("WS", p, span))
+                    }
+                }
+                Whitespace::Pattern(re) => {
+                    let hir = regex_syntax::ParserBuilder::new()
+                        .build()
+                        .parse(re)
+                        .map_err(|e| bad(format!("whitespace_pattern {re:?} is not a valid regex: {e}")))?;
+                    let nonempty = Pattern::And(vec![
+                        Pattern::Hir(hir),
+                        Pattern::Not(Box::new(Pattern::Hir(regex_syntax::hir::Hir::empty()))),
+                    ]);
+                    Some(b.anonymous("WS", nonempty, span))
+                }
+            }
+        };
+        Ok(Lowerer {
+            ctx,
+            b,
+            span,
+            indent: opts.indent,
+            any_order: opts.any_order,
+            ws,
+            item_sep: item_sep.into_bytes(),
+            key_sep: key_sep.into_bytes(),
+            def_rules: FxHashMap::default(),
+            any_rules: FxHashMap::default(),
+            terminals: FxHashMap::default(),
+            next_name: 0,
+        })
+    }
+
+    // ---- layout ----------------------------------------------------------------------
+
+    pub fn lit(&mut self, bytes: &[u8]) -> Result<Expr> {
+        Ok(Expr::Terminal(self.b.literal(bytes, self.span)?))
+    }
+
+    fn gap(&self) -> Expr {
+        match self.ws {
+            Some(t) => Expr::Repeat { expr: Box::new(Expr::Terminal(t)), min: 0, max: Some(1) },
+            None => Expr::Empty,
+        }
+    }
+
+    fn newline(&mut self, level: u32) -> Result<Expr> {
+        let n = self.indent.unwrap_or(0) as usize * level as usize;
+        let mut s = vec![b'\n'];
+        s.extend(std::iter::repeat_n(b' ', n));
+        self.lit(&s)
+    }
+
+    /// Before the first element of a container at `level`.
+    pub fn open_gap(&mut self, level: u32) -> Result<Expr> {
+        if self.indent.is_some() {
+            self.newline(level + 1)
+        } else {
+            Ok(self.gap())
+        }
+    }
+
+    /// After the last element of a non-empty container at `level`.
+    pub fn close_gap(&mut self, level: u32) -> Result<Expr> {
+        if self.indent.is_some() {
+            self.newline(level)
+        } else {
+            Ok(self.gap())
+        }
+    }
+
+    /// Inside an empty container.
+    pub fn empty_gap(&self) -> Expr {
+        if self.indent.is_some() {
+            Expr::Empty
+        } else {
+            self.gap()
+        }
+    }
+
+    pub fn item_sep(&mut self, level: u32) -> Result<Expr> {
+        if self.indent.is_some() {
+            let n = self.indent.unwrap_or(0) as usize * (level as usize + 1);
+            let mut s = self.item_sep.clone();
+            s.push(b'\n');
+            s.extend(std::iter::repeat_n(b' ', n));
+            self.lit(&s)
+        } else {
+            let sep = self.item_sep.clone();
+            Ok(Expr::Seq(vec![self.gap(), self.lit(&sep)?, self.gap()]))
+        }
+    }
+
+    pub fn key_sep(&mut self) -> Result<Expr> {
+        let sep = self.key_sep.clone();
+        if self.indent.is_some() {
+            self.lit(&sep)
+        } else {
+            Ok(Expr::Seq(vec![self.gap(), self.lit(&sep)?, self.gap()]))
+        }
+    }
+
+    pub(crate) fn too_deep(&self, level: u32) -> bool {
+        self.indent.is_some() && level >= MAX_INDENT_LEVEL
+    }
+
+    pub(crate) fn any_order(&self) -> bool {
+        self.any_order
+    }
+
+    fn level_key(&self, level: u32) -> u32 {
+        if self.indent.is_some() {
+            level
+        } else {
+            0
+        }
+    }
+
+    // ---- rules -----------------------------------------------------------------------
+
+    pub fn fresh_name(&mut self, base: &str) -> String {
+        self.next_name += 1;
+        format!("{base}#{}", self.next_name)
+    }
+
+    /// A rule for `expr` unless it is already a single symbol (so a value
+    /// used in several places is lowered once).
+    pub fn shared(&mut self, expr: Expr, base: &str) -> Expr {
+        match expr {
+            Expr::Terminal(_) | Expr::Rule(_) | Expr::Empty => expr,
+            e => {
+                let name = self.fresh_name(base);
+                Expr::Rule(self.b.fresh_rule(&name, e, self.span))
+            }
+        }
+    }
+
+    pub fn terminal(&mut self, key: String, name: &str, make: impl FnOnce() -> Result<Pattern>) -> Result<TerminalId> {
+        if let Some(&t) = self.terminals.get(&key) {
+            return Ok(t);
+        }
+        let p = make()?;
+        let t = self.b.anonymous(name, p, self.span);
+        self.terminals.insert(key, t);
+        Ok(t)
+    }
+
+    // ---- values ----------------------------------------------------------------------
+
+    /// The JSON texts valid against `s`, for a value nested `level` deep.
+    pub fn value(&mut self, s: &Schema, level: u32) -> Result<Expr> {
+        self.ctx.tick("")?;
+        Ok(match s {
+            Schema::Any => Expr::Rule(self.any_rule(level)?),
+            Schema::Never => Expr::Alt(vec![]),
+            Schema::Null => self.lit(b"null")?,
+            Schema::Boolean(None) => Expr::Alt(vec![self.lit(b"true")?, self.lit(b"false")?]),
+            Schema::Boolean(Some(true)) => self.lit(b"true")?,
+            Schema::Boolean(Some(false)) => self.lit(b"false")?,
+            Schema::Number(n) => self.number(n)?,
+            Schema::String(st) => Expr::Terminal(self.string(st)?),
+            Schema::Array(a) => self.array(a, level)?,
+            Schema::Object(o) => self.object(o, level)?,
+            Schema::Const(vs) => {
+                let mut alts = Vec::with_capacity(vs.len());
+                for v in vs {
+                    alts.push(self.const_value(v, level)?);
+                }
+                Expr::Alt(alts)
+            }
+            Schema::AnyOf(xs) => {
+                let mut alts = Vec::with_capacity(xs.len());
+                for x in xs {
+                    alts.push(self.value(x, level)?);
+                }
+                Expr::Alt(alts)
+            }
+            Schema::Ref(id) => Expr::Rule(self.def_rule(*id, level)?),
+        })
+    }
+
+    fn def_rule(&mut self, id: RefId, level: u32) -> Result<RuleId> {
+        let key = (id, self.level_key(level));
+        if let Some(&r) = self.def_rules.get(&key) {
+            return Ok(r);
+        }
+        let name = self.fresh_name(&format!("def{}", super::schema::display_path(&self.ctx.defs[id].pointer)));
+        let r = self.b.rule_ref(&name, self.span);
+        self.def_rules.insert(key, r);
+        let body = self.ctx.def_body(id, 0)?;
+        let expr = self.value(&body, level)?;
+        self.b.define_rule(&name, expr, self.span)?;
+        Ok(r)
+    }
+
+    fn any_rule(&mut self, level: u32) -> Result<RuleId> {
+        let key = self.level_key(level);
+        if let Some(&r) = self.any_rules.get(&key) {
+            return Ok(r);
+        }
+        let name = self.fresh_name("any");
+        let r = self.b.rule_ref(&name, self.span);
+        self.any_rules.insert(key, r);
+        let expr = Expr::Alt(vec![
+            self.value(&Schema::Null, level)?,
+            self.value(&Schema::Boolean(None), level)?,
+            self.value(&Schema::Number(NumberSchema::default()), level)?,
+            self.value(&Schema::String(StringSchema::default()), level)?,
+            self.value(
+                &Schema::Array(Box::new(ArraySchema {
+                    prefix: vec![],
+                    items: Schema::Any,
+                    min_items: 0,
+                    max_items: None,
+                })),
+                level,
+            )?,
+            self.value(&Schema::Object(Box::new(ObjectSchema::any(Schema::Any))), level)?,
+        ]);
+        self.b.define_rule(&name, expr, self.span)?;
+        Ok(r)
+    }
+
+    /// Exactly one value (`const`, `enum` members), in every encoding.
+    fn const_value(&mut self, v: &Value, level: u32) -> Result<Expr> {
+        Ok(match v {
+            Value::Null => self.lit(b"null")?,
+            Value::Bool(true) => self.lit(b"true")?,
+            Value::Bool(false) => self.lit(b"false")?,
+            Value::Number(n) => {
+                let d = Decimal::parse(&n.to_string(), "")?;
+                let s = NumberSchema {
+                    lower: Some((d.clone(), false)),
+                    upper: Some((d, false)),
+                    ..NumberSchema::default()
+                };
+                self.number(&s)?
+            }
+            Value::String(s) => {
+                let key = format!("lit:{s}");
+                let name = crate::grammar::quote_bytes(serde_json::to_string(s).unwrap_or_default().as_bytes());
+                Expr::Terminal(self.terminal(key, &name, || Ok(string_literal(s)))?)
+            }
+            Value::Array(items) => {
+                let prefix = items.iter().map(|x| Schema::Const(vec![x.clone()])).collect();
+                let n = items.len() as u32;
+                self.array(&ArraySchema { prefix, items: Schema::Never, min_items: n, max_items: Some(n) }, level)?
+            }
+            Value::Object(map) => {
+                let mut o = ObjectSchema::any(Schema::Never);
+                for (k, x) in map {
+                    o.properties.push((k.clone(), Schema::Const(vec![x.clone()])));
+                    o.required.push(k.clone());
+                }
+                self.object(&o, level)?
+            }
+        })
+    }
+
+    // ---- strings and numbers ---------------------------------------------------------
+
+    /// The content language of a string schema (no quotes).
+    pub fn string_content(&mut self, st: &StringSchema) -> Result<Pattern> {
+        let mut parts = Vec::new();
+        if st.min_length > 0 || st.max_length.is_some() {
+            parts.push(length_content(st.min_length, st.max_length));
+        }
+        for p in &st.patterns {
+            let re = super::regex::parse_ecma(&p.source, &p.path)?;
+            parts.push(search_language(&re, &p.path)?);
+        }
+        for (name, path) in &st.formats {
+            if let Some(p) = super::formats::format_language(name, path)? {
+                parts.push(p);
+            }
+        }
+        Ok(match parts.len() {
+            0 => Pattern::Hir(regex_syntax::hir::Hir::repetition(regex_syntax::hir::Repetition {
+                min: 0,
+                max: None,
+                greedy: true,
+                sub: Box::new(any_char()),
+            })),
+            1 => parts.pop().unwrap_or(Pattern::Alt(vec![])),
+            _ => Pattern::And(parts),
+        })
+    }
+
+    fn string(&mut self, st: &StringSchema) -> Result<TerminalId> {
+        let key = format!("str:{st:?}");
+        let mut name = String::from("string");
+        if st.min_length > 0 || st.max_length.is_some() {
+            name.push_str(&format!(
+                "{{{},{}}}",
+                st.min_length,
+                st.max_length.map(|m| m.to_string()).unwrap_or_default()
+            ));
+        }
+        for p in &st.patterns {
+            name.push_str(&format!(" /{}/", p.source));
+        }
+        for (f, _) in &st.formats {
+            name.push_str(&format!(" <{f}>"));
+        }
+        if let Some(&t) = self.terminals.get(&key) {
+            return Ok(t);
+        }
+        let content = self.string_content(st)?;
+        self.terminal(key, &name, || Ok(quoted(content)))
+    }
+
+    fn number(&mut self, n: &NumberSchema) -> Result<Expr> {
+        if n.multiple_of.is_empty() {
+            let key = format!("num:{n:?}");
+            let name = number_name(n);
+            return Ok(Expr::Terminal(self.terminal(key, &name, || Ok(number_pattern(n)))?));
+        }
+        let bounds = NumberSchema { multiple_of: vec![], ..n.clone() };
+        let mut dfas = vec![TermDfa::from_pattern(&number_pattern(&bounds), MAX_NUMBER_DFA_STATES)?];
+        for m in &n.multiple_of {
+            dfas.push(mod_dfa(m, MAX_NUMBER_DFA_STATES, "")?);
+        }
+        let dfa = TermDfa::product(&dfas, MAX_NUMBER_DFA_STATES)?;
+        self.dfa_rules(&dfa, "number")
+    }
+
+    /// A DFA as right-linear rules over one-byte-class terminals.
+    fn dfa_rules(&mut self, dfa: &TermDfa, base: &str) -> Result<Expr> {
+        if !dfa.live[dfa.start as usize] {
+            return Ok(Expr::Alt(vec![]));
+        }
+        let prefix = self.fresh_name(base);
+        let n = dfa.num_states();
+        let rules: Vec<Option<RuleId>> =
+            (0..n).map(|q| dfa.live[q].then(|| self.b.rule_ref(&format!("{prefix}.{q}"), self.span))).collect();
+        // One terminal per byte class.
+        let mut class_terms: Vec<Option<TerminalId>> = vec![None; dfa.num_classes];
+        for (c, slot) in class_terms.iter_mut().enumerate() {
+            let bytes: Vec<u8> = (0..=255u8).filter(|&b| dfa.classes[b as usize] as usize == c).collect();
+            let ranges = byte_ranges(&bytes);
+            let key = format!("bytes:{ranges:?}");
+            let name = crate::grammar::quote_bytes(&bytes[..bytes.len().min(1)]);
+            *slot = Some(self.terminal(key, &name, || Ok(Pattern::byte_class(&ranges)))?);
+        }
+        for q in 0..n {
+            let Some(rule) = rules[q] else { continue };
+            let mut alts = Vec::new();
+            if dfa.accept[q] {
+                alts.push(Expr::Empty);
+            }
+            for (c, term) in class_terms.iter().enumerate() {
+                let t = dfa.trans[q * dfa.num_classes + c] as usize;
+                if let (Some(target), Some(term)) = (rules[t], term) {
+                    alts.push(Expr::Seq(vec![Expr::Terminal(*term), Expr::Rule(target)]));
+                }
+            }
+            let name = format!("{prefix}.{q}");
+            let _ = rule;
+            self.b.define_rule(&name, Expr::Alt(alts), self.span)?;
+        }
+        Ok(rules[dfa.start as usize].map(Expr::Rule).unwrap_or(Expr::Alt(vec![])))
+    }
+
+    // ---- arrays ----------------------------------------------------------------------
+
+    fn array(&mut self, a: &ArraySchema, level: u32) -> Result<Expr> {
+        if self.too_deep(level) {
+            return Ok(Expr::Alt(vec![]));
+        }
+        let inner = level + 1;
+        let n = a.prefix.len();
+        let min = a.min_items as usize;
+        let max: Option<usize> = match (&a.items, a.max_items) {
+            (Schema::Never, m) => Some(m.map_or(n, |m| (m as usize).min(n))),
+            (_, m) => m.map(|m| m as usize),
+        };
+        if max.is_some_and(|m| m < min) {
+            return Ok(Expr::Alt(vec![]));
+        }
+        // Elements from position n on: the `items` schema.
+        let rmin = min.saturating_sub(n);
+        let rmax = max.map(|m| m.saturating_sub(n));
+        let mut tail = if rmax == Some(0) {
+            if n == 0 {
+                self.empty_gap()
+            } else {
+                self.close_gap(level)?
+            }
+        } else {
+            let item = self.value(&a.items, inner)?;
+            let item = self.shared(item, "item");
+            let sep = self.item_sep(level)?;
+            let more = |min: usize, max: Option<usize>| Expr::Repeat {
+                expr: Box::new(Expr::Seq(vec![sep.clone(), item.clone()])),
+                min: min.min(u32::MAX as usize) as u32,
+                max: max.map(|m| m.min(u32::MAX as usize) as u32),
+            };
+            if n == 0 {
+                let open = self.open_gap(level)?;
+                let close = self.close_gap(level)?;
+                let body =
+                    Expr::Seq(vec![open, item.clone(), more(rmin.saturating_sub(1), rmax.map(|m| m - 1)), close]);
+                if rmin == 0 {
+                    Expr::Alt(vec![self.empty_gap(), body])
+                } else {
+                    body
+                }
+            } else {
+                let close = self.close_gap(level)?;
+                Expr::Seq(vec![more(rmin, rmax), close])
+            }
+        };
+        for i in (0..n).rev() {
+            let mut alts = Vec::new();
+            if i >= min {
+                alts.push(if i == 0 { self.empty_gap() } else { self.close_gap(level)? });
+            }
+            if max.is_none_or(|m| i < m) {
+                let pre = if i == 0 { self.open_gap(level)? } else { self.item_sep(level)? };
+                let v = self.value(&a.prefix[i], inner)?;
+                let rest = self.shared(tail, "items");
+                alts.push(Expr::Seq(vec![pre, v, rest]));
+            }
+            tail = Expr::Alt(alts);
+        }
+        Ok(Expr::Seq(vec![self.lit(b"[")?, tail, self.lit(b"]")?]))
+    }
+
+    // Objects: see `objects.rs`.
+}
+
+fn byte_ranges(bytes: &[u8]) -> Vec<(u8, u8)> {
+    let mut out: Vec<(u8, u8)> = Vec::new();
+    for &b in bytes {
+        match out.last_mut() {
+            Some((_, hi)) if *hi as u16 + 1 == b as u16 => *hi = b,
+            _ => out.push((b, b)),
+        }
+    }
+    out
+}
+
+fn number_name(n: &NumberSchema) -> String {
+    let mut s = String::from(if n.integer { "integer" } else { "number" });
+    if let Some((d, x)) = &n.lower {
+        s.push_str(&format!(" {}{d}", if *x { ">" } else { ">=" }));
+    }
+    if let Some((d, x)) = &n.upper {
+        s.push_str(&format!(" {}{d}", if *x { "<" } else { "<=" }));
+    }
+    s
+}
+
+pub(crate) fn limit_error(limit: &'static str, reached: usize, max: usize, path: &str) -> Error {
+    Error::limit(limit, reached, max).at_path(path.to_string())
+}

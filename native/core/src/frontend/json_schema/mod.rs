@@ -1,0 +1,81 @@
+//! JSON Schema → grammar.
+//!
+//! Takes a JSON Schema (drafts 4 to 2020-12, as a `serde_json::Value`) and
+//! [`JsonSchemaOptions`]; gives a [`Grammar`] whose language is exactly the
+//! JSON texts, in the chosen layout, that are valid against the schema —
+//! or an error naming the keyword and its JSON pointer when that cannot be
+//! done. With `lenient`, keywords that cannot be enforced are ignored
+//! (over-approximating) and listed in the result instead.
+//!
+//! The passes, one module each:
+//! 1. [`loader`] — draft, base URIs, `$id`/`$anchor`, `$ref` targets.
+//! 2. [`build`] — keywords → the schema IR ([`schema`]): per-type
+//!    constraints, `enum`/`const` filtered by validation, `allOf` by exact
+//!    intersection, `oneOf` as `anyOf` when provably disjoint.
+//! 3. [`lower`] and [`objects`] — IR → rules and terminals, with the value
+//!    languages from [`strings`] (escapes, lengths in code points, ECMA
+//!    `pattern` via [`regex`], `format` via [`formats`]) and [`numbers`]
+//!    (digit-level bounds, `multipleOf`).
+//!
+//! Lexing is per-terminal longest match (DESIGN §3), and every terminal
+//! here is a whole JSON token, so longest match is JSON's own tokenisation.
+
+pub mod options;
+
+mod build;
+mod error;
+mod formats;
+mod loader;
+mod lower;
+mod numbers;
+mod objects;
+mod regex;
+mod schema;
+mod strings;
+
+pub use options::{JsonSchemaOptions, Whitespace};
+
+use serde_json::Value;
+
+use crate::error::Result;
+use crate::grammar::{Grammar, GrammarBuilder};
+use crate::source::Source;
+use error::schema_error;
+use loader::Document;
+use lower::Lowerer;
+use schema::{Ctx, Schema};
+
+/// The grammar of the JSON texts valid against `schema`, and the notes on
+/// what was not enforced (keywords ignored under `lenient`, unknown
+/// formats, each with its JSON pointer).
+pub fn json_schema_grammar(schema: &Value, options: &JsonSchemaOptions) -> Result<(Grammar, Vec<String>)> {
+    let doc = Document::load(schema)?;
+    let mut ctx = Ctx::new(doc, options);
+    let root = ctx.build(schema, "", 0)?;
+    ctx.build_pending()?;
+    if ctx.is_never(&root, 0) {
+        return Err(schema_error("unsatisfiable_schema", "no JSON value is valid against this schema", ""));
+    }
+    let grammar = lower_root(&mut ctx, &root, options)?;
+    Ok((grammar, ctx.notes))
+}
+
+/// The grammar of any JSON value (the `json_object` mode of serving APIs),
+/// in the layout the options choose.
+pub fn json_object_grammar(options: &JsonSchemaOptions) -> Result<Grammar> {
+    let empty = Value::Bool(true);
+    let doc = Document::load(&empty)?;
+    let mut ctx = Ctx::new(doc, options);
+    lower_root(&mut ctx, &Schema::Any, options)
+}
+
+fn lower_root(ctx: &mut Ctx<'_>, root: &Schema, options: &JsonSchemaOptions) -> Result<Grammar> {
+    let source = Source::new("<json-schema>", "");
+    let b = GrammarBuilder::new(source);
+    let mut l = Lowerer::new(ctx, b, options)?;
+    let expr = l.value(root, 0)?;
+    let span = l.span;
+    let start = l.b.define_rule("start", expr, span)?;
+    let b = std::mem::replace(&mut l.b, GrammarBuilder::new(Source::new("<json-schema>", "")));
+    b.finish(start)
+}

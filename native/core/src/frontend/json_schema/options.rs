@@ -1,0 +1,85 @@
+//! Options of the JSON Schema front end: output layout (whitespace, indent,
+//! separators), property order, defaults that differ between the spec and
+//! strict API modes, leniency, and size limits.
+//!
+//! Every field has a documented default; the defaults give the spec's
+//! semantics with compact output (no free whitespace, the failure mode where
+//! models emit runaway whitespace is then impossible).
+
+/// Where whitespace may appear between JSON tokens.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Whitespace {
+    /// No whitespace at all besides what the separators contain (default).
+    Compact,
+    /// Between any two tokens, at most `max` characters of `[ \t\n\r]`.
+    Flexible { max: u32 },
+    /// Between any two tokens, one optional lexeme of this regex (regex-syntax
+    /// syntax; the empty string is removed from its language).
+    Pattern(String),
+}
+
+/// Options for [`json_schema_grammar`](super::json_schema_grammar).
+#[derive(Clone, Debug)]
+pub struct JsonSchemaOptions {
+    /// Whitespace between tokens. Default: [`Whitespace::Compact`].
+    pub whitespace: Whitespace,
+    /// Pretty-print like `json.dumps(indent=N)`: every array item and object
+    /// member on its own line, indented by `N` spaces per level. Overrides
+    /// `whitespace`. Default: `None`.
+    pub indent: Option<u32>,
+    /// `(item separator, key separator)`, e.g. `(", ", ": ")`. Default: `(",", ":")`.
+    pub separators: Option<(String, String)>,
+    /// Object members may come in any order (each known property at most
+    /// once). Default `false`: `properties` in schema order, then any other
+    /// members.
+    pub any_order: bool,
+    /// `additionalProperties` when a schema does not say. The spec says `true`.
+    pub additional_properties_default: bool,
+    /// Strict API mode (as xgrammar's `strict_mode`, OpenAI's `strict`):
+    /// `additionalProperties` defaults to `false`, and arrays with
+    /// `prefixItems` (draft 7: `items` as a list) but no `items`
+    /// (`additionalItems`) take no further items. Default `false`.
+    pub strict: bool,
+    /// Over-approximate what cannot be enforced (`uniqueItems`, `not`,
+    /// `if`/`then`/`else`, non-disjoint `oneOf`, ...) instead of refusing the
+    /// schema; everything ignored is returned with its JSON pointer. Default `false`.
+    pub lenient: bool,
+    /// Maximum nesting of schemas and of the JSON values they describe while
+    /// the front end works (recursion through `$ref` is unbounded in the
+    /// grammar; this bounds the compiler's own recursion). Default 64.
+    pub max_depth: usize,
+    /// Upper bound on the work of the front end (schema nodes built,
+    /// intersections, alternatives). Default 1,000,000.
+    pub max_work: usize,
+}
+
+impl Default for JsonSchemaOptions {
+    fn default() -> Self {
+        JsonSchemaOptions {
+            whitespace: Whitespace::Compact,
+            indent: None,
+            separators: None,
+            any_order: false,
+            additional_properties_default: true,
+            strict: false,
+            lenient: false,
+            max_depth: 64,
+            max_work: 1_000_000,
+        }
+    }
+}
+
+impl JsonSchemaOptions {
+    /// The effective `additionalProperties` default.
+    pub(crate) fn additional_default(&self) -> bool {
+        self.additional_properties_default && !self.strict
+    }
+
+    /// `(item separator, key separator)` as they appear in the output.
+    pub(crate) fn effective_separators(&self) -> (String, String) {
+        match &self.separators {
+            Some((i, k)) => (i.clone(), k.clone()),
+            None => (",".to_string(), ":".to_string()),
+        }
+    }
+}

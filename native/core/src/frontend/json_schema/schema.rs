@@ -1,0 +1,703 @@
+//! The schema IR: what a JSON Schema means, with keywords resolved.
+//!
+//! Takes nothing from JSON directly (see [`super::build`]); gives a tree of
+//! [`Schema`] nodes, one variant per JSON type plus `AnyOf`, `Const` (a
+//! finite set of values) and `Ref` (a definition, kept lazy so recursion
+//! works). This is where `allOf` happens: [`Ctx::intersect`] merges two
+//! schemas exactly (bounds tighten, properties merge key by key, `anyOf`
+//! distributes, recursive definitions intersect once per pair), and
+//! [`Ctx::admits`] validates a concrete value, which filters `enum`/`const`
+//! through the other keywords. `oneOf` becomes `anyOf` when its alternatives
+//! are provably disjoint ([`Ctx::disjoint`]).
+
+use rustc_hash::FxHashMap;
+use serde_json::Value;
+
+use super::error::schema_error;
+use super::loader::Document;
+use super::numbers::{Decimal, NumberSchema};
+use super::options::JsonSchemaOptions;
+use super::regex::parse_ecma;
+use super::strings::search_language;
+use crate::error::{Error, Result};
+use crate::grammar::Pattern;
+use crate::lexer::dfa::TermDfa;
+
+pub(crate) type RefId = usize;
+
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum Schema {
+    Any,
+    Never,
+    Null,
+    /// `None`: both values.
+    Boolean(Option<bool>),
+    Number(NumberSchema),
+    String(StringSchema),
+    Array(Box<ArraySchema>),
+    Object(Box<ObjectSchema>),
+    /// Exactly these values.
+    Const(Vec<Value>),
+    AnyOf(Vec<Schema>),
+    Ref(RefId),
+}
+
+/// A regex with the JSON pointer of the keyword it came from.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub(crate) struct SourceRegex {
+    pub source: String,
+    pub path: String,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub(crate) struct StringSchema {
+    pub min_length: u32,
+    pub max_length: Option<u32>,
+    /// Each must find a match (ECMA search semantics).
+    pub patterns: Vec<SourceRegex>,
+    /// Enforced formats: (name, path).
+    pub formats: Vec<(String, String)>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct ArraySchema {
+    pub prefix: Vec<Schema>,
+    /// Items after the prefix (`Never`: none).
+    pub items: Schema,
+    pub min_items: u32,
+    pub max_items: Option<u32>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct ObjectSchema {
+    /// Known properties in output order.
+    pub properties: Vec<(String, Schema)>,
+    pub required: Vec<String>,
+    /// `patternProperties`: keys where the regex finds a match.
+    pub pattern_properties: Vec<(SourceRegex, Schema)>,
+    /// Keys neither known nor matched by a pattern.
+    pub additional: Schema,
+    /// Every key must be valid against this (a schema for strings).
+    pub property_names: Schema,
+    pub min_properties: u32,
+    pub max_properties: Option<u32>,
+}
+
+impl ObjectSchema {
+    pub fn any(additional: Schema) -> ObjectSchema {
+        ObjectSchema {
+            properties: Vec::new(),
+            required: Vec::new(),
+            pattern_properties: Vec::new(),
+            additional,
+            property_names: Schema::Any,
+            min_properties: 0,
+            max_properties: None,
+        }
+    }
+
+    pub fn property(&self, key: &str) -> Option<&Schema> {
+        self.properties.iter().find(|(k, _)| k == key).map(|(_, s)| s)
+    }
+}
+
+/// One definition (a `$ref` target, or an intersection of two).
+pub(crate) struct Def {
+    pub pointer: String,
+    pub state: DefState,
+}
+
+#[derive(Clone, Debug)]
+pub(crate) enum DefState {
+    Pending,
+    /// The intersection of a definition (being built when it was asked for) with a schema.
+    PendingIntersection(RefId, Schema),
+    Building,
+    Done(Schema),
+}
+
+/// Shared state of the front end: the document, definitions, notes on what
+/// was ignored, the work budget and compiled regex matchers.
+pub(crate) struct Ctx<'a> {
+    pub doc: Document<'a>,
+    pub opts: &'a JsonSchemaOptions,
+    pub defs: Vec<Def>,
+    def_ids: FxHashMap<String, RefId>,
+    pair_ids: FxHashMap<(RefId, RefId), RefId>,
+    pub notes: Vec<String>,
+    work: usize,
+    matchers: FxHashMap<String, Option<TermDfa>>,
+}
+
+/// Matcher DFAs are small; this bounds a pathological regex.
+const MATCHER_MAX_STATES: usize = 50_000;
+
+impl<'a> Ctx<'a> {
+    pub fn new(doc: Document<'a>, opts: &'a JsonSchemaOptions) -> Ctx<'a> {
+        Ctx {
+            doc,
+            opts,
+            defs: Vec::new(),
+            def_ids: FxHashMap::default(),
+            pair_ids: FxHashMap::default(),
+            notes: Vec::new(),
+            work: 0,
+            matchers: FxHashMap::default(),
+        }
+    }
+
+    pub fn tick(&mut self, path: &str) -> Result<()> {
+        self.work += 1;
+        if self.work > self.opts.max_work {
+            return Err(Error::limit("max_work", self.work, self.opts.max_work).at_path(path.to_string()));
+        }
+        Ok(())
+    }
+
+    /// A keyword that cannot be enforced: an error, or (lenient) a note.
+    pub fn unsupported(&mut self, keyword: &str, path: &str, why: &str) -> Result<()> {
+        if self.opts.lenient {
+            self.notes.push(format!("{keyword} at {}: ignored ({why})", display_path(path)));
+            Ok(())
+        } else {
+            Err(schema_error(
+                "unsupported_keyword",
+                format!("`{keyword}` cannot be enforced by a grammar ({why}); remove it, or compile with lenient=True to over-approximate"),
+                path,
+            ))
+        }
+    }
+
+    pub fn def_id(&mut self, pointer: &str) -> RefId {
+        if let Some(&id) = self.def_ids.get(pointer) {
+            return id;
+        }
+        let id = self.defs.len();
+        self.defs.push(Def { pointer: pointer.to_string(), state: DefState::Pending });
+        self.def_ids.insert(pointer.to_string(), id);
+        id
+    }
+
+    /// The schema of a definition, building it now if needed.
+    pub fn def_body(&mut self, id: RefId, depth: usize) -> Result<Schema> {
+        match &self.defs[id].state {
+            DefState::Done(s) => Ok(s.clone()),
+            DefState::Building => Err(schema_error(
+                "invalid_schema",
+                "this schema refers to itself through `$ref` and `allOf` (or sibling keywords) without an object or array in between, so it has no finite meaning",
+                &self.defs[id].pointer.clone(),
+            )),
+            DefState::PendingIntersection(x, other) => {
+                let (x, other) = (*x, other.clone());
+                let pointer = self.defs[id].pointer.clone();
+                self.defs[id].state = DefState::Building;
+                let body = self.def_body(x, depth + 1)?;
+                let schema = self.intersect(&body, &other, &pointer, depth + 1)?;
+                self.defs[id].state = DefState::Done(schema.clone());
+                Ok(schema)
+            }
+            DefState::Pending => {
+                let pointer = self.defs[id].pointer.clone();
+                self.defs[id].state = DefState::Building;
+                let value = self.doc.at(&pointer).ok_or_else(|| {
+                    schema_error("unknown_ref", format!("no schema at {pointer:?}"), &pointer)
+                })?;
+                let schema = self.build(value, &pointer, depth + 1)?;
+                self.defs[id].state = DefState::Done(schema.clone());
+                Ok(schema)
+            }
+        }
+    }
+
+    /// Build every definition that is referenced but not built yet.
+    pub fn build_pending(&mut self) -> Result<()> {
+        let mut i = 0;
+        while i < self.defs.len() {
+            if matches!(self.defs[i].state, DefState::Pending | DefState::PendingIntersection(..)) {
+                self.def_body(i, 0)?;
+            }
+            i += 1;
+        }
+        Ok(())
+    }
+
+    fn check_depth(&self, depth: usize, path: &str) -> Result<()> {
+        if depth > self.opts.max_depth {
+            return Err(Error::limit("max_depth", depth, self.opts.max_depth).at_path(path.to_string()));
+        }
+        Ok(())
+    }
+
+    // ---- intersection ----------------------------------------------------------------
+
+    /// Values valid against both.
+    pub fn intersect(&mut self, a: &Schema, b: &Schema, path: &str, depth: usize) -> Result<Schema> {
+        self.tick(path)?;
+        self.check_depth(depth, path)?;
+        use Schema::*;
+        Ok(match (a, b) {
+            (Any, x) | (x, Any) => x.clone(),
+            (Never, _) | (_, Never) => Never,
+            (Ref(x), Ref(y)) if x == y => Ref(*x),
+            (Ref(x), Ref(y)) => {
+                let key = (*x.min(y), *x.max(y));
+                if let Some(&id) = self.pair_ids.get(&key) {
+                    return Ok(Ref(id));
+                }
+                let id = self.defs.len();
+                let pointer = self.defs[*x].pointer.clone();
+                self.defs.push(Def { pointer, state: DefState::Building });
+                self.pair_ids.insert(key, id);
+                let bx = self.def_body(*x, depth)?;
+                let by = self.def_body(*y, depth)?;
+                let s = self.intersect(&bx, &by, path, depth + 1)?;
+                self.defs[id].state = DefState::Done(s);
+                Ref(id)
+            }
+            (Ref(x), other) | (other, Ref(x)) => {
+                if matches!(self.defs[*x].state, DefState::Building) {
+                    // A definition refers to itself with more constraints
+                    // beside the `$ref`: intersect once it is built.
+                    let id = self.defs.len();
+                    let pointer = self.defs[*x].pointer.clone();
+                    self.defs.push(Def { pointer, state: DefState::PendingIntersection(*x, other.clone()) });
+                    return Ok(Ref(id));
+                }
+                let body = self.def_body(*x, depth)?;
+                self.intersect(&body, other, path, depth + 1)?
+            }
+            (AnyOf(xs), y) | (y, AnyOf(xs)) => {
+                let mut out = Vec::new();
+                for x in xs {
+                    let s = self.intersect(x, y, path, depth + 1)?;
+                    if s != Never {
+                        out.push(s);
+                    }
+                }
+                any_of(out)
+            }
+            (Const(vs), y) | (y, Const(vs)) => {
+                let mut kept = Vec::new();
+                for v in vs {
+                    if self.admits(y, v, depth + 1)? {
+                        kept.push(v.clone());
+                    }
+                }
+                if kept.is_empty() {
+                    Never
+                } else {
+                    Const(kept)
+                }
+            }
+            (Null, Null) => Null,
+            (Boolean(x), Boolean(y)) => match (x, y) {
+                (None, v) | (v, None) => Boolean(*v),
+                (Some(p), Some(q)) if p == q => Boolean(Some(*p)),
+                _ => Never,
+            },
+            (Number(x), Number(y)) => {
+                let n = x.intersect(y);
+                if n.is_empty() {
+                    Never
+                } else {
+                    Number(n)
+                }
+            }
+            (String(x), String(y)) => {
+                let mut s = x.clone();
+                s.min_length = s.min_length.max(y.min_length);
+                s.max_length = match (x.max_length, y.max_length) {
+                    (Some(p), Some(q)) => Some(p.min(q)),
+                    (p, q) => p.or(q),
+                };
+                for p in &y.patterns {
+                    if !s.patterns.contains(p) {
+                        s.patterns.push(p.clone());
+                    }
+                }
+                for f in &y.formats {
+                    if !s.formats.iter().any(|g| g.0 == f.0) {
+                        s.formats.push(f.clone());
+                    }
+                }
+                if s.max_length.is_some_and(|m| m < s.min_length) {
+                    Never
+                } else {
+                    String(s)
+                }
+            }
+            (Array(x), Array(y)) => self.intersect_arrays(x, y, path, depth)?,
+            (Object(x), Object(y)) => self.intersect_objects(x, y, path, depth)?,
+            _ => Never,
+        })
+    }
+
+    fn intersect_arrays(&mut self, x: &ArraySchema, y: &ArraySchema, path: &str, depth: usize) -> Result<Schema> {
+        let min_items = x.min_items.max(y.min_items);
+        let max_items = match (x.max_items, y.max_items) {
+            (Some(p), Some(q)) => Some(p.min(q)),
+            (p, q) => p.or(q),
+        };
+        if max_items.is_some_and(|m| m < min_items) {
+            return Ok(Schema::Never);
+        }
+        let n = x.prefix.len().max(y.prefix.len());
+        let mut prefix = Vec::with_capacity(n);
+        for i in 0..n {
+            let a = x.prefix.get(i).unwrap_or(&x.items);
+            let b = y.prefix.get(i).unwrap_or(&y.items);
+            prefix.push(self.intersect(a, b, path, depth + 1)?);
+        }
+        let items = self.intersect(&x.items, &y.items, path, depth + 1)?;
+        Ok(simplify_array(ArraySchema { prefix, items, min_items, max_items }))
+    }
+
+    /// The schema an object applies to the value of `key`, patterns aside:
+    /// its property schema, or `additional` if no own pattern matches.
+    fn own_schema_for(&mut self, o: &ObjectSchema, key: &str) -> Result<Schema> {
+        if let Some(s) = o.property(key) {
+            return Ok(s.clone());
+        }
+        for (re, _) in &o.pattern_properties {
+            if self.regex_finds(re, key)? {
+                return Ok(Schema::Any);
+            }
+        }
+        Ok(o.additional.clone())
+    }
+
+    fn intersect_objects(&mut self, x: &ObjectSchema, y: &ObjectSchema, path: &str, depth: usize) -> Result<Schema> {
+        let mut keys: Vec<String> = x.properties.iter().map(|(k, _)| k.clone()).collect();
+        for (k, _) in &y.properties {
+            if !keys.contains(k) {
+                keys.push(k.clone());
+            }
+        }
+        let mut properties = Vec::with_capacity(keys.len());
+        for k in keys {
+            let a = self.own_schema_for(x, &k)?;
+            let b = self.own_schema_for(y, &k)?;
+            let s = self.intersect(&a, &b, path, depth + 1)?;
+            properties.push((k, s));
+        }
+        // A key matched by one side's pattern but by none of the other's would
+        // also need the other's `additionalProperties`; that is not expressible
+        // as a list of patterns, so it is only allowed where it changes nothing.
+        let x_extra = !y.pattern_properties.is_empty() && x.additional != Schema::Any;
+        let y_extra = !x.pattern_properties.is_empty() && y.additional != Schema::Any;
+        let mut additional = self.intersect(&x.additional, &y.additional, path, depth + 1)?;
+        if x_extra || y_extra {
+            self.unsupported(
+                "allOf",
+                path,
+                "patternProperties in one branch and additionalProperties in another are combined as patternProperties only",
+            )?;
+            if x_extra && y_extra {
+                additional = Schema::Any;
+            }
+        }
+        let mut required = x.required.clone();
+        for r in &y.required {
+            if !required.contains(r) {
+                required.push(r.clone());
+            }
+        }
+        let mut pattern_properties = x.pattern_properties.clone();
+        pattern_properties.extend(y.pattern_properties.iter().cloned());
+        let property_names = self.intersect(&x.property_names, &y.property_names, path, depth + 1)?;
+        let min_properties = x.min_properties.max(y.min_properties);
+        let max_properties = match (x.max_properties, y.max_properties) {
+            (Some(p), Some(q)) => Some(p.min(q)),
+            (p, q) => p.or(q),
+        };
+        let o = ObjectSchema {
+            properties,
+            required,
+            pattern_properties,
+            additional,
+            property_names,
+            min_properties,
+            max_properties,
+        };
+        Ok(simplify_object(o))
+    }
+
+    // ---- validation of concrete values -------------------------------------------------
+
+    /// Is `value` valid against `schema`?
+    pub fn admits(&mut self, schema: &Schema, value: &Value, depth: usize) -> Result<bool> {
+        self.tick("")?;
+        self.check_depth(depth, "")?;
+        Ok(match schema {
+            Schema::Any => true,
+            Schema::Never => false,
+            Schema::Null => value.is_null(),
+            Schema::Boolean(b) => match value {
+                Value::Bool(v) => b.is_none_or(|b| b == *v),
+                _ => false,
+            },
+            Schema::Number(n) => match value {
+                Value::Number(num) => match Decimal::parse(&num.to_string(), "") {
+                    Ok(d) => n.admits(&d),
+                    Err(_) => false,
+                },
+                _ => false,
+            },
+            Schema::String(s) => match value {
+                Value::String(v) => self.string_admits(s, v)?,
+                _ => false,
+            },
+            Schema::Array(a) => match value {
+                Value::Array(items) => {
+                    if (items.len() as u64) < a.min_items as u64
+                        || a.max_items.is_some_and(|m| items.len() as u64 > m as u64)
+                    {
+                        return Ok(false);
+                    }
+                    for (i, item) in items.iter().enumerate() {
+                        let s = a.prefix.get(i).unwrap_or(&a.items).clone();
+                        if !self.admits(&s, item, depth + 1)? {
+                            return Ok(false);
+                        }
+                    }
+                    true
+                }
+                _ => false,
+            },
+            Schema::Object(o) => match value {
+                Value::Object(map) => self.object_admits(o, map, depth)?,
+                _ => false,
+            },
+            Schema::Const(vs) => vs.iter().any(|v| json_equal(v, value)),
+            Schema::AnyOf(xs) => {
+                for x in xs {
+                    if self.admits(x, value, depth + 1)? {
+                        return Ok(true);
+                    }
+                }
+                false
+            }
+            Schema::Ref(id) => {
+                let body = self.def_body(*id, depth)?;
+                self.admits(&body, value, depth + 1)?
+            }
+        })
+    }
+
+    fn object_admits(&mut self, o: &ObjectSchema, map: &serde_json::Map<String, Value>, depth: usize) -> Result<bool> {
+        if (map.len() as u64) < o.min_properties as u64 || o.max_properties.is_some_and(|m| map.len() as u64 > m as u64)
+        {
+            return Ok(false);
+        }
+        if o.required.iter().any(|r| !map.contains_key(r)) {
+            return Ok(false);
+        }
+        for (k, v) in map {
+            if !self.admits(&o.property_names.clone(), &Value::String(k.clone()), depth + 1)? {
+                return Ok(false);
+            }
+            let mut matched = false;
+            if let Some(s) = o.property(k) {
+                matched = true;
+                if !self.admits(&s.clone(), v, depth + 1)? {
+                    return Ok(false);
+                }
+            }
+            for (re, s) in &o.pattern_properties {
+                if self.regex_finds(re, k)? {
+                    matched = true;
+                    if !self.admits(&s.clone(), v, depth + 1)? {
+                        return Ok(false);
+                    }
+                }
+            }
+            if !matched && !self.admits(&o.additional.clone(), v, depth + 1)? {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+
+    fn string_admits(&mut self, s: &StringSchema, v: &str) -> Result<bool> {
+        let n = v.chars().count() as u64;
+        if n < s.min_length as u64 || s.max_length.is_some_and(|m| n > m as u64) {
+            return Ok(false);
+        }
+        for p in &s.patterns {
+            if !self.regex_finds(p, v)? {
+                return Ok(false);
+            }
+        }
+        for (name, path) in &s.formats {
+            let key = format!("format:{name}");
+            if !self.matcher_contains(&key, v, |_| {
+                Ok(super::formats::format_language(name, path)?.map(super::strings::quoted))
+            })? {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+
+    /// Does the ECMA regex find a match in `text`?
+    pub fn regex_finds(&mut self, re: &SourceRegex, text: &str) -> Result<bool> {
+        let key = format!("re:{}", re.source);
+        let path = re.path.clone();
+        let source = re.source.clone();
+        self.matcher_contains(&key, text, |_| {
+            let parsed = parse_ecma(&source, &path)?;
+            Ok(Some(super::strings::quoted(search_language(&parsed, &path)?)))
+        })
+    }
+
+    fn matcher_contains(
+        &mut self,
+        key: &str,
+        text: &str,
+        make: impl FnOnce(&str) -> Result<Option<Pattern>>,
+    ) -> Result<bool> {
+        if !self.matchers.contains_key(key) {
+            let dfa = match make(key)? {
+                Some(p) => Some(TermDfa::from_pattern(&p, MATCHER_MAX_STATES)?),
+                None => None,
+            };
+            self.matchers.insert(key.to_string(), dfa);
+        }
+        Ok(match self.matchers.get(key) {
+            Some(Some(dfa)) => {
+                let encoded = serde_json::to_string(text).unwrap_or_default();
+                dfa.matches(encoded.as_bytes())
+            }
+            _ => true,
+        })
+    }
+
+    // ---- disjointness (for oneOf) --------------------------------------------------------
+
+    /// Provably no value is valid against both (false when unsure).
+    pub fn disjoint(&mut self, a: &Schema, b: &Schema, path: &str) -> Result<bool> {
+        // Intersection errors (e.g. unsupported combinations) mean "unsure".
+        let lenient_notes = self.notes.len();
+        let r = match self.intersect(a, b, path, 0) {
+            Ok(s) => self.is_never(&s, 0),
+            Err(e) if e.kind() == crate::error::ErrorKind::Limit => return Err(e),
+            Err(_) => false,
+        };
+        self.notes.truncate(lenient_notes);
+        Ok(r)
+    }
+
+    /// Is the schema provably unsatisfiable? (conservative)
+    pub fn is_never(&mut self, s: &Schema, depth: usize) -> bool {
+        if depth > 16 {
+            return false;
+        }
+        match s {
+            Schema::Never => true,
+            Schema::AnyOf(xs) => xs.iter().all(|x| self.is_never(x, depth + 1)),
+            Schema::Object(o) => o.required.iter().any(|r| match o.property(r) {
+                Some(p) => {
+                    let p = p.clone();
+                    self.is_never(&p, depth + 1)
+                }
+                None => false,
+            }),
+            Schema::Array(a) => a.prefix.iter().take(a.min_items as usize).any(|p| {
+                let p = p.clone();
+                self.is_never(&p, depth + 1)
+            }),
+            _ => false,
+        }
+    }
+}
+
+pub(crate) fn any_of(mut out: Vec<Schema>) -> Schema {
+    out.retain(|s| *s != Schema::Never);
+    if out.iter().any(|s| *s == Schema::Any) {
+        return Schema::Any;
+    }
+    match out.len() {
+        0 => Schema::Never,
+        1 => out.pop().unwrap_or(Schema::Never),
+        _ => {
+            // Flatten nested AnyOfs and drop duplicates.
+            let mut flat: Vec<Schema> = Vec::new();
+            for s in out {
+                match s {
+                    Schema::AnyOf(xs) => {
+                        for x in xs {
+                            if !flat.contains(&x) {
+                                flat.push(x);
+                            }
+                        }
+                    }
+                    s => {
+                        if !flat.contains(&s) {
+                            flat.push(s);
+                        }
+                    }
+                }
+            }
+            if flat.len() == 1 {
+                flat.pop().unwrap_or(Schema::Never)
+            } else {
+                Schema::AnyOf(flat)
+            }
+        }
+    }
+}
+
+pub(crate) fn simplify_array(a: ArraySchema) -> Schema {
+    // A required position that admits nothing empties the array type.
+    if a.prefix.iter().take(a.min_items as usize).any(|s| *s == Schema::Never) {
+        return Schema::Never;
+    }
+    if a.items == Schema::Never && (a.prefix.len() as u64) < a.min_items as u64 {
+        // Cut where the prefix ends.
+        let first_never = a.prefix.iter().position(|s| *s == Schema::Never).unwrap_or(a.prefix.len());
+        if (first_never as u64) < a.min_items as u64 {
+            return Schema::Never;
+        }
+    }
+    Schema::Array(Box::new(a))
+}
+
+pub(crate) fn simplify_object(o: ObjectSchema) -> Schema {
+    if o.max_properties.is_some_and(|m| m < o.min_properties) {
+        return Schema::Never;
+    }
+    if o.max_properties.is_some_and(|m| (m as usize) < o.required.len()) {
+        return Schema::Never;
+    }
+    for r in &o.required {
+        if o.property(r) == Some(&Schema::Never) {
+            return Schema::Never;
+        }
+    }
+    Schema::Object(Box::new(o))
+}
+
+/// JSON Schema equality: numbers by value, objects regardless of key order.
+pub(crate) fn json_equal(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => {
+            match (Decimal::parse(&x.to_string(), ""), Decimal::parse(&y.to_string(), "")) {
+                (Ok(p), Ok(q)) => p == q,
+                _ => false,
+            }
+        }
+        (Value::Array(x), Value::Array(y)) => x.len() == y.len() && x.iter().zip(y).all(|(p, q)| json_equal(p, q)),
+        (Value::Object(x), Value::Object(y)) => {
+            x.len() == y.len() && x.iter().all(|(k, v)| y.get(k).is_some_and(|w| json_equal(v, w)))
+        }
+        _ => a == b,
+    }
+}
+
+pub(crate) fn display_path(path: &str) -> String {
+    if path.is_empty() {
+        "#".to_string()
+    } else {
+        format!("#{path}")
+    }
+}

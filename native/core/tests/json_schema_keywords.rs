@@ -1,0 +1,350 @@
+//! JSON Schema front end, keyword by keyword: each case is a schema, texts
+//! that must be accepted and texts that must be rejected (complete-string
+//! membership through the public commit path), or an expected error code.
+
+mod json_schema_util;
+
+use glrmask_core::frontend::json_schema::{json_object_grammar, json_schema_grammar, JsonSchemaOptions, Whitespace};
+use json_schema_util::Checker;
+use serde_json::{json, Value};
+
+fn check_with(schema: Value, options: &JsonSchemaOptions, accept: &[&str], reject: &[&str]) {
+    let c = Checker::new(&schema, options).unwrap_or_else(|e| panic!("{schema}: {e:?}"));
+    for a in accept {
+        assert!(c.accepts(a), "{schema} should accept {a:?}");
+        assert_eq!(c.walk(a.as_bytes()), Ok(()), "{schema}: byte walk of {a:?}");
+    }
+    for r in reject {
+        assert!(!c.accepts(r), "{schema} should reject {r:?}");
+    }
+}
+
+fn check(schema: Value, accept: &[&str], reject: &[&str]) {
+    check_with(schema, &JsonSchemaOptions::default(), accept, reject)
+}
+
+fn error_code(schema: Value, options: &JsonSchemaOptions) -> (&'static str, Option<String>) {
+    match json_schema_grammar(&schema, options) {
+        Ok(_) => panic!("{schema} should be refused"),
+        Err(e) => (e.code(), e.path().map(str::to_string)),
+    }
+}
+
+#[test]
+fn types() {
+    check(json!({"type": "null"}), &["null"], &["nul", "0", "\"null\""]);
+    check(json!({"type": "boolean"}), &["true", "false"], &["null", "1"]);
+    check(json!({"type": ["string", "null"]}), &["null", "\"a\""], &["1", "true"]);
+    check(json!({"type": "string"}), &[r#""""#, r#""a\"b""#, r#""\u00e9\n""#, "\"é😀\""], &["\"a", "a", "\"\u{1}\""]);
+    check(json!(true), &["1", "{\"a\":[null]}", "\"x\""], &["", "{", "nul"]);
+}
+
+#[test]
+fn string_escapes_and_lengths() {
+    let s = json!({"type": "string", "minLength": 2, "maxLength": 3});
+    // Lengths count code points; an escape is one code point, a surrogate pair too.
+    check(
+        s,
+        &[r#""ab""#, r#""abc""#, r#""\n\t""#, r#""\ud83d\ude00x""#, "\"😀x\"", r#""\u0041\u00e9""#],
+        &[r#""a""#, r#""abcd""#, r#""\ud83d""#, r#""\ud83dx""#, r#""\q""#],
+    );
+    check(json!({"type": "string", "maxLength": 0}), &[r#""""#], &[r#""a""#]);
+}
+
+#[test]
+fn numbers_unbounded() {
+    check(
+        json!({"type": "number"}),
+        &["0", "-0", "1.5", "-2.5E-3", "1e10", "10", "0.0"],
+        &["01", "1.", ".5", "+1", "1e", "--1", "NaN"],
+    );
+    check(json!({"type": "integer"}), &["0", "-12", "1.0", "123456789012345678901234567890"], &["1.5", "1e2", "01"]);
+}
+
+#[test]
+fn numbers_bounded() {
+    check(
+        json!({"type": "number", "minimum": -1.5, "exclusiveMaximum": 10}),
+        &["-1.5", "-1.25", "0", "-0", "9.999", "9", "-1.50"],
+        &["-1.51", "10", "10.0", "11", "-2"],
+    );
+    check(
+        json!({"type": "integer", "exclusiveMinimum": 0, "maximum": 100}),
+        &["1", "100", "50", "100.0"],
+        &["0", "-0", "101", "0.5", "100.5"],
+    );
+    // Draft 4: boolean exclusive flags.
+    check(
+        json!({"$schema": "http://json-schema.org/draft-04/schema#", "type": "number", "minimum": 1, "exclusiveMinimum": true}),
+        &["1.0001", "2"],
+        &["1", "0.5"],
+    );
+    check(json!({"type": "number", "maximum": 1e3}), &["1000", "999.5"], &["1000.1", "1001"]);
+}
+
+#[test]
+fn multiple_of() {
+    check(json!({"type": "integer", "multipleOf": 7}), &["0", "7", "-14", "700"], &["1", "15", "7.5"]);
+    check(
+        json!({"type": "number", "multipleOf": 0.01, "minimum": 0, "maximum": 1}),
+        &["0", "0.25", "1", "0.5", "1.00"],
+        &["0.001", "1.01", "-0.01"],
+    );
+    check(json!({"type": "number", "multipleOf": 2.5}), &["0", "2.5", "5", "-7.5", "10.0"], &["1", "2.4"]);
+}
+
+#[test]
+fn enum_and_const() {
+    check(
+        json!({"enum": ["a", 1, null, [1, "x"], {"k": true}]}),
+        &[r#""a""#, "1", "1.0", "null", r#"[1,"x"]"#, r#"{"k":true}"#, r#""\u0061""#],
+        &[r#""b""#, "2", "[1]", r#"{"k":false}"#, r#"{}"#],
+    );
+    check(json!({"const": "x\"y"}), &[r#""x\"y""#, r#""x\u0022y""#], &[r#""xy""#]);
+    check(json!({"type": "string", "enum": ["a", 1]}), &[r#""a""#], &["1"]);
+    assert_eq!(
+        error_code(json!({"type": "integer", "enum": ["a"]}), &JsonSchemaOptions::default()).0,
+        "unsatisfiable_schema"
+    );
+}
+
+#[test]
+fn objects_in_schema_order() {
+    let s = json!({
+        "type": "object",
+        "properties": {"a": {"type": "integer"}, "b": {"type": "string"}, "c": {"type": "boolean"}},
+        "required": ["b"],
+        "additionalProperties": false
+    });
+    check(
+        s,
+        &[r#"{"b":"x"}"#, r#"{"a":1,"b":"x"}"#, r#"{"a":1,"b":"x","c":true}"#, r#"{"b":"x","c":false}"#],
+        &["{}", r#"{"a":1}"#, r#"{"b":"x","a":1}"#, r#"{"b":"x","d":1}"#, r#"{"b":"x",}"#, r#"{"b":1}"#],
+    );
+}
+
+#[test]
+fn additional_properties() {
+    let s = json!({"properties": {"a": {"type": "integer"}}, "additionalProperties": {"type": "string"}});
+    check(
+        s,
+        &[r#"{}"#, r#"{"a":1}"#, r#"{"a":1,"x":"y"}"#, r#"{"x":"y","z":"w"}"#],
+        &[r#"{"a":"s"}"#, r#"{"x":1}"#, r#"{"\u0061":"s"}"#],
+    );
+    // Spec default: anything else is allowed.
+    check(json!({"properties": {"a": {"type": "integer"}}}), &[r#"{"a":1,"b":[{}]}"#], &[r#"{"a":true}"#]);
+    let strict = JsonSchemaOptions { strict: true, ..JsonSchemaOptions::default() };
+    check_with(
+        json!({"properties": {"a": {"type": "integer"}}}),
+        &strict,
+        &[r#"{"a":1}"#, "{}"],
+        &[r#"{"a":1,"b":2}"#],
+    );
+}
+
+#[test]
+fn pattern_properties_and_property_names() {
+    let s = json!({
+        "properties": {"id": {"type": "integer"}},
+        "patternProperties": {"^x-": {"type": "string"}, "num$": {"type": "number"}},
+        "additionalProperties": false
+    });
+    check(
+        s,
+        &[r#"{"id":1}"#, r#"{"id":1,"x-a":"s"}"#, r#"{"bnum":2}"#],
+        &[r#"{"other":1}"#, r#"{"x-a":1}"#, r#"{"x-num":"s"}"#, r#"{"x-num":1}"#],
+    );
+    check(
+        json!({"propertyNames": {"maxLength": 2}, "additionalProperties": {"type": "integer"}}),
+        &[r#"{"ab":1}"#, r#"{}"#],
+        &[r#"{"abc":1}"#, r#"{"a":"s"}"#],
+    );
+}
+
+#[test]
+fn min_max_properties() {
+    let s = json!({"properties": {"a": {}, "b": {}}, "minProperties": 1, "maxProperties": 2});
+    check(s, &[r#"{"a":1}"#, r#"{"a":1,"b":2}"#, r#"{"x":1,"y":2}"#], &["{}", r#"{"a":1,"b":2,"c":3}"#]);
+}
+
+#[test]
+fn any_order() {
+    let opts = JsonSchemaOptions { any_order: true, ..JsonSchemaOptions::default() };
+    let s = json!({"properties": {"a": {"type": "integer"}, "b": {"type": "integer"}}, "required": ["a", "b"], "additionalProperties": false});
+    check_with(s, &opts, &[r#"{"a":1,"b":2}"#, r#"{"b":2,"a":1}"#], &[r#"{"a":1}"#, r#"{"a":1,"a":1,"b":2}"#]);
+}
+
+#[test]
+fn arrays() {
+    check(
+        json!({"type": "array", "items": {"type": "integer"}}),
+        &["[]", "[1]", "[1,2,3]"],
+        &["[1,]", "[\"a\"]", "[,]"],
+    );
+    check(
+        json!({"items": {"type": "integer"}, "minItems": 2, "maxItems": 3}),
+        &["[1,2]", "[1,2,3]"],
+        &["[1]", "[1,2,3,4]"],
+    );
+    check(
+        json!({"prefixItems": [{"type": "string"}, {"type": "integer"}], "items": false}),
+        &["[]", r#"["a"]"#, r#"["a",1]"#],
+        &[r#"["a",1,2]"#, "[1]"],
+    );
+    check(
+        json!({"prefixItems": [{"type": "string"}], "items": {"type": "integer"}, "minItems": 2}),
+        &[r#"["a",1]"#, r#"["a",1,2]"#],
+        &[r#"["a"]"#, r#"["a","b"]"#],
+    );
+    // Draft 7 tuple form.
+    check(
+        json!({"$schema": "http://json-schema.org/draft-07/schema#", "items": [{"type": "integer"}], "additionalItems": {"type": "string"}}),
+        &["[1]", r#"[1,"a"]"#],
+        &[r#"["a"]"#, "[1,2]"],
+    );
+}
+
+#[test]
+fn any_of_all_of_one_of() {
+    check(json!({"anyOf": [{"type": "integer"}, {"minLength": 2}]}), &["1", "1.5", r#""ab""#], &[r#""a""#]);
+    check(json!({"anyOf": [{"type": "integer"}, {"type": "string", "minLength": 2}]}), &["1", r#""ab""#], &["1.5"]);
+    check(
+        json!({"allOf": [{"properties": {"a": {"type": "integer"}}, "required": ["a"]}, {"properties": {"a": {"minimum": 5}}}]}),
+        &[r#"{"a":5}"#, r#"{"a":7,"b":1}"#],
+        &[r#"{"a":4}"#, "{}"],
+    );
+    check(json!({"oneOf": [{"type": "string"}, {"type": "integer"}]}), &[r#""s""#, "3"], &["true"]);
+    let overlap = json!({"oneOf": [{"type": "integer"}, {"minimum": 2}]});
+    assert_eq!(error_code(overlap.clone(), &JsonSchemaOptions::default()).0, "unsupported_keyword");
+    let lenient = JsonSchemaOptions { lenient: true, ..JsonSchemaOptions::default() };
+    let (_, notes) = json_schema_grammar(&overlap, &lenient).unwrap();
+    assert!(notes.iter().any(|n| n.contains("oneOf")), "{notes:?}");
+}
+
+#[test]
+fn refs() {
+    let s = json!({
+        "$defs": {"node": {"type": "object", "properties": {"v": {"type": "integer"}, "next": {"$ref": "#/$defs/node"}}, "required": ["v"], "additionalProperties": false}},
+        "$ref": "#/$defs/node"
+    });
+    check(s, &[r#"{"v":1}"#, r#"{"v":1,"next":{"v":2,"next":{"v":3}}}"#], &[r#"{"v":1,"next":{}}"#]);
+    check(
+        json!({"definitions": {"a~b/c": {"type": "integer"}}, "properties": {"x": {"$ref": "#/definitions/a~0b~1c"}}}),
+        &[r#"{"x":1}"#],
+        &[r#"{"x":"1"}"#],
+    );
+    check(
+        json!({"$id": "http://example.com/root.json", "$defs": {"A": {"$id": "a.json", "type": "integer"}}, "$ref": "a.json"}),
+        &["1"],
+        &["\"x\""],
+    );
+    check(json!({"$defs": {"A": {"$anchor": "foo", "type": "null"}}, "$ref": "#foo"}), &["null"], &["1"]);
+    let (code, path) =
+        error_code(json!({"properties": {"a": {"$ref": "#/$defs/missing"}}}), &JsonSchemaOptions::default());
+    assert_eq!((code, path.as_deref()), ("unknown_ref", Some("/properties/a/$ref")));
+    let (code, _) = error_code(json!({"$ref": "http://example.com/other.json"}), &JsonSchemaOptions::default());
+    assert_eq!(code, "remote_ref");
+}
+
+#[test]
+fn patterns() {
+    check(json!({"pattern": "^[a-z]+$"}), &[r#""abc""#, "1"], &[r#""""#, r#""aB""#]);
+    // Unanchored: a search.
+    check(json!({"type": "string", "pattern": "\\d{3}"}), &[r#""ab123cd""#, r#""123""#], &[r#""12""#]);
+    check(json!({"type": "string", "pattern": "^a|b$"}), &[r#""ax""#, r#""xb""#], &[r#""xa""#, r#""bx""#]);
+    check(json!({"type": "string", "pattern": "^\\S+$"}), &[r#""a.b!c""#], &[r#""a b""#, r#""a\tb""#]);
+    check(json!({"type": "string", "pattern": "^\\p{Lu}"}), &[r#""Éa""#], &[r#""éa""#]);
+    let (code, path) = error_code(json!({"properties": {"p": {"pattern": "(?=a)"}}}), &JsonSchemaOptions::default());
+    assert_eq!((code, path.as_deref()), ("unsupported_pattern", Some("/properties/p/pattern")));
+    assert_eq!(error_code(json!({"pattern": "(a"}), &JsonSchemaOptions::default()).0, "bad_pattern");
+}
+
+#[test]
+fn formats() {
+    check(
+        json!({"type": "string", "format": "date"}),
+        &[r#""2024-02-29""#, r#""2023-12-31""#],
+        &[r#""2023-02-29""#, r#""2023-13-01""#, r#""2023-1-01""#],
+    );
+    check(
+        json!({"type": "string", "format": "date-time"}),
+        &[r#""1963-06-19T08:30:06.283185Z""#, r#""1998-12-31T23:59:60Z""#, r#""1998-12-31T15:59:60.123-08:00""#],
+        &[r#""1998-12-31T22:59:60Z""#, r#""1990-12-31T15:59:59-24:00""#],
+    );
+    check(json!({"format": "ipv4"}), &[r#""192.168.0.1""#], &[r#""256.1.1.1""#, r#""01.1.1.1""#]);
+    check(json!({"format": "ipv6"}), &[r#""::1""#, r#""1:2:3:4:5:6:7:8""#, r#""::ffff:1.2.3.4""#], &[r#""1:::2""#]);
+    check(
+        json!({"format": "uuid"}),
+        &[r#""2EB8AA08-AA98-11EA-B4AA-73B441D16380""#],
+        &[r#""2eb8aa08-aa98-11ea-b4aa-73b441d1638""#],
+    );
+    check(json!({"format": "email"}), &[r#""joe.bloggs@example.com""#], &[r#""te..st@example.com""#, r#""@x.com""#]);
+    check(json!({"format": "uri"}), &[r#""http://foo.bar/?baz=qux#quux""#], &[r#""//foo.bar""#, r#""abc""#]);
+    check(json!({"format": "duration"}), &[r#""P4DT12H30M5S""#, r#""P1W""#], &[r#""PT1D""#, r#""P""#]);
+    let (_, notes) = json_schema_grammar(&json!({"format": "something-new"}), &JsonSchemaOptions::default()).unwrap();
+    assert!(notes.iter().any(|n| n.contains("something-new")));
+}
+
+#[test]
+fn unsupported_keywords() {
+    for (schema, keyword) in [
+        (json!({"type": "array", "uniqueItems": true}), "/uniqueItems"),
+        (json!({"not": {"minimum": 3}}), "/not"),
+        (json!({"if": {"type": "string"}, "then": {"minLength": 2}}), "/if"),
+    ] {
+        let (code, path) = error_code(schema.clone(), &JsonSchemaOptions::default());
+        assert_eq!((code, path.as_deref()), ("unsupported_keyword", Some(keyword)), "{schema}");
+        let lenient = JsonSchemaOptions { lenient: true, ..JsonSchemaOptions::default() };
+        let (_, notes) = json_schema_grammar(&schema, &lenient).unwrap();
+        assert!(notes.iter().any(|n| n.contains(&keyword[1..])), "{notes:?}");
+    }
+    // `not` of whole types is exact.
+    check(json!({"not": {"type": ["string", "object"]}}), &["1", "null", "[]"], &[r#""s""#, "{}"]);
+}
+
+#[test]
+fn malformed_schemas() {
+    assert_eq!(
+        error_code(json!({"type": "strin"}), &JsonSchemaOptions::default()),
+        ("invalid_schema", Some("/type".into()))
+    );
+    assert_eq!(error_code(json!({"minLength": -1}), &JsonSchemaOptions::default()).0, "invalid_schema");
+    assert_eq!(error_code(json!(3), &JsonSchemaOptions::default()).0, "invalid_schema");
+    assert_eq!(error_code(json!({"properties": []}), &JsonSchemaOptions::default()).0, "invalid_schema");
+}
+
+#[test]
+fn whitespace_policies() {
+    let s = json!({"type": "object", "properties": {"a": {"type": "array", "items": {"type": "integer"}}}, "required": ["a"], "additionalProperties": false});
+    // Default compact: no whitespace anywhere.
+    check(s.clone(), &[r#"{"a":[1,2]}"#], &[r#"{"a": [1,2]}"#, r#"{ "a":[1,2]}"#]);
+    let flexible = JsonSchemaOptions { whitespace: Whitespace::Flexible { max: 2 }, ..JsonSchemaOptions::default() };
+    check_with(s.clone(), &flexible, &[r#"{ "a" : [ 1 , 2 ] }"#, "{\n\"a\":[1,\t2]}"], &[r#"{   "a":[1,2]}"#]);
+    let seps = JsonSchemaOptions { separators: Some((", ".into(), ": ".into())), ..JsonSchemaOptions::default() };
+    check_with(s.clone(), &seps, &[r#"{"a": [1, 2]}"#], &[r#"{"a":[1,2]}"#]);
+    let indent = JsonSchemaOptions { indent: Some(2), ..JsonSchemaOptions::default() };
+    check_with(s.clone(), &indent, &["{\n  \"a\": [\n    1,\n    2\n  ]\n}", "{\n  \"a\": []\n}"], &[r#"{"a":[1,2]}"#]);
+    let custom = JsonSchemaOptions { whitespace: Whitespace::Pattern("[ ]?".into()), ..JsonSchemaOptions::default() };
+    check_with(s, &custom, &[r#"{ "a": [1, 2] }"#], &[r#"{  "a":[1,2]}"#, "{\n\"a\":[1,2]}"]);
+}
+
+#[test]
+fn json_object_mode() {
+    let g = json_object_grammar(&JsonSchemaOptions::default()).unwrap();
+    let compiled = glrmask_core::CompiledGrammar::compile(g, &Default::default()).unwrap();
+    let c = glrmask_core::Constraint::new(
+        std::sync::Arc::new(compiled),
+        json_schema_util::byte_vocab(),
+        &[],
+        glrmask_core::Optimization::Auto,
+    )
+    .unwrap();
+    for ok in [r#"{"a":[1,{"b":null}],"c":"\u00e9"}"#, "[]", "-1.5e3", "\"s\""] {
+        let mut s = c.start();
+        assert!(s.commit_bytes(ok.as_bytes()).is_ok() && s.is_accepting(), "{ok}");
+    }
+    for bad in [r#"{"a":}"#, "[1,]", "{\"a\" :1}"] {
+        let mut s = c.start();
+        assert!(!(s.commit_bytes(bad.as_bytes()).is_ok() && s.is_accepting()), "{bad}");
+    }
+}
