@@ -4,12 +4,27 @@
 //! root ::= "hello" " "? name   # comments run to the end of the line
 //! name ::= [A-Za-z] [a-z0-9_-]{0,15} | "\u00e9" .
 //! ```
-//! `root` (or `start`) is the start rule; rules may span lines. GBNF is
-//! scannerless (DESIGN §3), so each string literal, character class and `.`
-//! becomes its own terminal. All of these are prefix-free languages (one
-//! string, or one UTF-8 encoded code point), so per-terminal longest match
-//! never forces a lexeme boundary and the language is exactly llama.cpp's:
-//! `root ::= [0-9]+ "0"` accepts `10`.
+//! `root` (or `start`) is the start rule, or the one [`parse_ebnf_with`]
+//! names; rules may span lines. GBNF is scannerless (DESIGN §3), so each
+//! string literal, character class and `.` becomes its own terminal. All of
+//! these are prefix-free languages (one string, or one UTF-8 encoded code
+//! point), so per-terminal longest match never forces a lexeme boundary and
+//! the language is exactly llama.cpp's: `root ::= [0-9]+ "0"` accepts `10`.
+//!
+//! Syntax, as llama.cpp's `grammars/README.md` documents it: `"..."`
+//! strings and `[...]`/`[^...]` classes with escapes (`\x.. \u.... \U........
+//! \t \n \r \\ \" \[ \]` and a few more), `.` for any one code point,
+//! `( )`, `|`, `*`, `+`, `?`, `{m}`, `{m,}`, `{m,n}` (and `{,n}`), `#`
+//! comments, rule names of letters, digits, `-` and `_`. One repetition
+//! operator per item (`"a"**` and `"a"{1,2}{3}` are errors: add parentheses).
+//! An alternative may be empty (`ws ::= | " "`, as llama.cpp's `json.gbnf`
+//! writes it); a raw newline inside a class is an error.
+//!
+//! xgrammar's extensions are refused with a clear error
+//! (`unsupported_feature`): look-ahead assertions `(= ...)`, macros
+//! (`TagDispatch(...)`, `Regex(...)`, `Substring(...)`, `Token(...)`), rule
+//! attributes (`name[lazy] ::= ...`) and token atoms (`<[1]>`, `<|tool|>`).
+//! So is `@token(<id>)` (exact model tokens need engine support).
 
 use regex_syntax::hir::{ClassUnicode, ClassUnicodeRange};
 
@@ -18,10 +33,24 @@ use crate::error::Result;
 use crate::grammar::{Expr, Grammar, GrammarBuilder, Pattern};
 use crate::source::{Source, Span};
 
+/// A GBNF grammar whose start rule is `root` (or `start`).
 pub fn parse_ebnf(text: &str) -> Result<Grammar> {
+    parse(text, None)
+}
+
+/// A GBNF grammar with the given start rule.
+pub fn parse_ebnf_with(text: &str, start: &str) -> Result<Grammar> {
+    parse(text, Some(start))
+}
+
+fn parse(text: &str, start: Option<&str>) -> Result<Grammar> {
     let source = Source::new("<ebnf>", text);
     let mut p = EbnfParser { s: Scanner::new(&source), b: GrammarBuilder::new(source.clone()), depth: 0 };
-    p.grammar()
+    p.grammar(start)
+}
+
+fn unsupported(what: &str) -> String {
+    format!("{what} is an xgrammar extension, not GBNF; it is not supported")
 }
 
 struct EbnfParser<'a> {
@@ -38,7 +67,7 @@ impl EbnfParser<'_> {
         self.s.skip_trivia(true, false, true);
     }
 
-    fn grammar(&mut self) -> Result<Grammar> {
+    fn grammar(&mut self, start_name: Option<&str>) -> Result<Grammar> {
         let mut first_rule: Option<Span> = None;
         loop {
             self.trivia();
@@ -50,19 +79,35 @@ impl EbnfParser<'_> {
             };
             let name = name.to_string();
             self.trivia();
+            if self.s.peek() == Some('[') {
+                let at = self.s.pos;
+                while self.s.peek().is_some_and(|c| c != ']' && c != '\n') {
+                    self.s.bump();
+                }
+                self.s.eat("]");
+                return Err(self.s.error(
+                    "unsupported_feature",
+                    unsupported("a rule attribute (`name[...] ::=`)"),
+                    Span::new(at, self.s.pos),
+                ));
+            }
             self.s.expect("::=", "`::=` after the rule name")?;
             let body = self.alternatives()?;
             let span = Span::new(span.start as usize, span.end as usize);
             first_rule.get_or_insert(span);
             self.b.define_rule(&name, body, span)?;
         }
-        let start = ["root", "start"].iter().find_map(|n| self.b.rule_named(n).filter(|&r| self.b.is_defined(r)));
+        let names: &[&str] = match &start_name {
+            Some(n) => std::slice::from_ref(n),
+            None => &["root", "start"],
+        };
+        let start = names.iter().find_map(|n| self.b.rule_named(n).filter(|&r| self.b.is_defined(r)));
         let Some(start) = start else {
-            return Err(self.s.error(
-                "missing_start",
-                "no start rule: define `root ::= ...` (or `start ::= ...`)",
-                first_rule.unwrap_or(Span::point(0)),
-            ));
+            let message = match start_name {
+                Some(n) => format!("no start rule: define `{n} ::= ...`"),
+                None => "no start rule: define `root ::= ...` (or `start ::= ...`)".to_string(),
+            };
+            return Err(self.s.error("missing_start", message, first_rule.unwrap_or(Span::point(0))));
         };
         let b = std::mem::replace(&mut self.b, GrammarBuilder::new(self.s.source.clone()));
         b.finish(start)
@@ -83,11 +128,19 @@ impl EbnfParser<'_> {
         Ok(if alts.len() == 1 { alts.pop().expect("one") } else { Expr::Alt(alts) })
     }
 
-    /// True if the input continues with `name ::=` (the next rule).
+    /// True if the input continues with `name ::=` (the next rule), or
+    /// `name[...] ::=` (an xgrammar rule with attributes, refused there).
     fn at_rule_start(&mut self) -> bool {
         let save = self.s.pos;
         let found = self.s.ident(NAME_EXTRA).is_some() && {
             self.trivia();
+            if self.s.peek() == Some('[') {
+                while self.s.peek().is_some_and(|c| c != ']' && c != '\n') {
+                    self.s.bump();
+                }
+                self.s.eat("]");
+                self.trivia();
+            }
             self.s.rest().starts_with("::=")
         };
         self.s.pos = save;
@@ -113,7 +166,22 @@ impl EbnfParser<'_> {
 
     fn item(&mut self) -> Result<Expr> {
         let mut e = self.primary()?;
+        let mut quantified = false;
         loop {
+            // Spaces may separate an item from its operator (`rule {2, 3}`).
+            let save = self.s.pos;
+            while matches!(self.s.peek(), Some(' ') | Some('\t')) {
+                self.s.bump();
+            }
+            if !matches!(self.s.peek(), Some('*') | Some('+') | Some('?') | Some('{')) {
+                self.s.pos = save;
+            }
+            if quantified && matches!(self.s.peek(), Some('*') | Some('+') | Some('?') | Some('{')) {
+                return Err(self.s.error_here(
+                    "syntax_error",
+                    "one repetition operator per item: add parentheses, e.g. `(\"a\"{1,3}){2}`",
+                ));
+            }
             let (min, max) = match self.s.peek() {
                 Some('*') => {
                     self.s.bump();
@@ -131,6 +199,7 @@ impl EbnfParser<'_> {
                 _ => break,
             };
             e = Expr::Repeat { expr: Box::new(e), min, max };
+            quantified = true;
         }
         Ok(e)
     }
@@ -185,6 +254,14 @@ impl EbnfParser<'_> {
         match self.s.peek() {
             Some('(') => {
                 self.s.bump();
+                self.trivia();
+                if self.s.peek() == Some('=') {
+                    return Err(self.s.error(
+                        "unsupported_feature",
+                        unsupported("a look-ahead assertion `(= ...)`"),
+                        Span::new(start, self.s.pos + 1),
+                    ));
+                }
                 let e = self.alternatives()?;
                 self.trivia();
                 if !self.s.eat(")") {
@@ -214,7 +291,27 @@ impl EbnfParser<'_> {
             }
             Some(c) if c.is_ascii_alphanumeric() || c == '_' => {
                 let (name, span) = self.s.ident(NAME_EXTRA).expect("starts with a name character");
+                if self.s.peek() == Some('(') {
+                    return Err(self.s.error(
+                        "unsupported_feature",
+                        unsupported(&format!("the macro `{name}(...)`")),
+                        Span::new(start, self.s.pos + 1),
+                    ));
+                }
                 Ok(Expr::Rule(self.b.rule_ref(name, span)))
+            }
+            Some('<') => Err(self.s.error(
+                "unsupported_feature",
+                unsupported("a token atom (`<[id]>`, `<|name|>`)"),
+                Span::new(start, start + 1),
+            )),
+            Some('@') if self.s.rest().starts_with("@token(") => {
+                let end = self.s.rest().find(')').map_or(self.s.text.len(), |i| start + i + 1);
+                Err(self.s.error(
+                    "unsupported_feature",
+                    "`@token(...)` (an exact model token) is not supported yet: it needs engine support for exact-only tokens",
+                    Span::new(start, end),
+                ))
             }
             Some(c) => Err(self.s.error_here("syntax_error", format!("unexpected `{c}`"))),
             None => Err(self.s.error_here("syntax_error", "unexpected end of input")),
@@ -224,6 +321,11 @@ impl EbnfParser<'_> {
     fn class_char(&mut self, start: usize) -> Result<char> {
         match self.s.bump() {
             None => Err(self.s.error("unclosed_class", "unclosed `[`: add `]`", Span::new(start, start + 1))),
+            Some('\n') => Err(self.s.error(
+                "unclosed_class",
+                "a character class ends on the line it starts (write `\\n` for a newline)",
+                Span::new(start, self.s.pos),
+            )),
             Some('\\') => {
                 let mut buf = Vec::new();
                 self.s.escape(HexEscape::CodePoint, &mut buf)?;

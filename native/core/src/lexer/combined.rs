@@ -78,7 +78,8 @@ impl LexerDfa {
         let start_id = if start.is_empty() {
             0
         } else {
-            ids.insert(start.clone(), 1);
+            // Not interned: a state with the same components reached by bytes
+            // (`b*a` after `b`) is a lexeme in progress, not a boundary.
             components.push(start);
             1
         };

@@ -318,6 +318,18 @@ impl Parser<'_> {
             ));
         }
         self.inline_trivia();
+        if self.s.peek() == Some('[') {
+            let at = self.s.pos;
+            while self.s.peek().is_some_and(|c| c != ']' && c != '\n') {
+                self.s.bump();
+            }
+            self.s.eat("]");
+            return Err(self.s.error(
+                "unsupported_feature",
+                "rule attributes (`name[lazy]`, `[capture]`, `[stop=...]`, ...) are an extension of other engines (llguidance, xgrammar), not Lark; they are not supported",
+                Span::new(at, self.s.pos),
+            ));
+        }
         let mut params = Vec::new();
         if self.s.peek() == Some('{') {
             self.s.bump();
@@ -419,6 +431,10 @@ impl Parser<'_> {
         let start = self.s.pos;
         let atom = self.atom()?;
         self.inline_trivia();
+        if self.at_counted_repetition() {
+            let (min, max) = self.counts()?;
+            return Ok(Ast::Repeat { inner: Box::new(atom), min, max, span: Span::new(start, self.s.pos) });
+        }
         let (min, max) = match self.s.peek() {
             Some('?') => (0, Some(1)),
             Some('*') => (0, None),
@@ -446,6 +462,43 @@ impl Parser<'_> {
         };
         self.s.bump();
         Ok(Ast::Repeat { inner: Box::new(atom), min, max, span: Span::new(start, self.s.pos) })
+    }
+
+    /// `{` followed by a count (`{2}`, `{2,}`, `{2,5}`, `{,5}`), not template arguments.
+    fn at_counted_repetition(&self) -> bool {
+        let rest = self.s.rest();
+        rest.starts_with('{')
+            && rest[1..].trim_start_matches([' ', '\t']).starts_with(|c: char| c.is_ascii_digit() || c == ',')
+    }
+
+    /// `{m}`, `{m,}`, `{m,n}`, `{,n}` (an extension of Lark that llguidance
+    /// and xgrammar also accept; Lark itself writes `~ m..n`).
+    fn counts(&mut self) -> Result<(u32, Option<u32>)> {
+        let start = self.s.pos;
+        self.s.bump();
+        self.inline_trivia();
+        let min = if self.s.peek() == Some(',') { 0 } else { self.number()? };
+        self.inline_trivia();
+        let max = if self.s.eat(",") {
+            self.inline_trivia();
+            if self.s.peek().is_some_and(|c| c.is_ascii_digit()) {
+                Some(self.number()?)
+            } else {
+                None
+            }
+        } else {
+            Some(min)
+        };
+        self.inline_trivia();
+        self.s.expect("}", "`}` to close the repetition count")?;
+        if max.is_some_and(|m| m < min) {
+            return Err(self.s.error(
+                "bad_repetition",
+                "repetition count has its maximum below its minimum",
+                Span::new(start, self.s.pos),
+            ));
+        }
+        Ok((min, max))
     }
 
     fn atom(&mut self) -> Result<Ast> {
@@ -479,7 +532,14 @@ impl Parser<'_> {
                     if self.s.peek() != Some('"') {
                         return Err(self.s.error_here("syntax_error", "expected a string after `..` (`\"a\"..\"z\"`)"));
                     }
-                    let (hi_text, _, hi_span) = self.string()?;
+                    let (hi_text, hi_ci, hi_span) = self.string()?;
+                    if ci || hi_ci {
+                        return Err(self.s.error(
+                            "bad_range",
+                            "a range `\"a\"..\"z\"` takes plain one-character strings (no `i` flag)",
+                            Span::new(start, self.s.pos),
+                        ));
+                    }
                     let one = |t: &str, sp: Span| -> Result<char> {
                         let mut cs = t.chars();
                         match (cs.next(), cs.next()) {
@@ -531,7 +591,7 @@ impl Parser<'_> {
                 self.check_case(&name, span)?;
                 let save = self.s.pos;
                 self.inline_trivia();
-                if self.s.peek() == Some('{') {
+                if self.s.peek() == Some('{') && !self.at_counted_repetition() {
                     self.s.bump();
                     let mut args = Vec::new();
                     loop {

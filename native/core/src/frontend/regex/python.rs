@@ -63,13 +63,27 @@ impl RegexError {
 /// Parse a Python-dialect regex with Lark/Python flags (`i`, `m`, `s`, `x`, `u`).
 pub fn parse(pattern: &str, flags: &str) -> Result<PyRegex, RegexError> {
     let verbose = flags.contains('x');
-    let mut t = Translator { src: pattern, out: String::new(), origin: Vec::new(), looks: Vec::new(), verbose };
+    let mut t = Translator {
+        src: pattern,
+        out: String::new(),
+        origin: Vec::new(),
+        looks: Vec::new(),
+        verbose,
+        after_quantifier: false,
+    };
     t.run(0, pattern.len(), true)?;
     let Translator { out, origin, looks: raw_looks, .. } = t;
     let hir = parse_translated(&out, &origin, pattern.len(), flags)?;
     let mut looks = Vec::with_capacity(raw_looks.len());
     for raw in raw_looks {
-        let mut t = Translator { src: pattern, out: String::new(), origin: Vec::new(), looks: Vec::new(), verbose };
+        let mut t = Translator {
+            src: pattern,
+            out: String::new(),
+            origin: Vec::new(),
+            looks: Vec::new(),
+            verbose,
+            after_quantifier: false,
+        };
         t.run(raw.body.0, raw.body.1, false)?;
         let body = parse_translated(&t.out, &t.origin, raw.body.1, flags)?;
         looks.push(PyLook { ahead: raw.ahead, negate: raw.negate, body, span: raw.span });
@@ -98,6 +112,8 @@ struct Translator<'a> {
     origin: Vec<usize>,
     looks: Vec<RawLook>,
     verbose: bool,
+    /// The last thing emitted was a quantifier (so `+` after it is possessive).
+    after_quantifier: bool,
 }
 
 impl Translator<'_> {
@@ -114,7 +130,22 @@ impl Translator<'_> {
         let mut i = start;
         while i < end {
             let c = self.char_at(i).expect("in bounds");
+            let after_quantifier = std::mem::take(&mut self.after_quantifier);
             match c {
+                '+' if after_quantifier => {
+                    return Err(RegexError::new(
+                        "possessive quantifiers (`a++`, `a*+`) are not supported: they are not a plain regular language operation",
+                        i,
+                        i + 1,
+                    ))
+                }
+                '*' | '+' | '?' => {
+                    let mut buf = [0u8; 4];
+                    self.emit(c.encode_utf8(&mut buf), i);
+                    i += 1;
+                    // A `?` after a quantifier makes it lazy; it is not itself one.
+                    self.after_quantifier = !(c == '?' && after_quantifier);
+                }
                 '\\' => i = self.escape(i, end, false)?,
                 '[' => i = self.class(i, end)?,
                 '(' => i = self.group(i, end, allow_looks)?,
@@ -148,6 +179,14 @@ impl Translator<'_> {
                 self.emit(n.encode_utf8(&mut buf), i);
             }
             'b' if in_class => self.emit("\\x08", i),
+            'p' | 'P' if self.char_at(after) == Some('{') => {
+                // A Unicode property `\p{Greek}`: not Python's `re`, but the
+                // `regex` module's (which Lark can use); copied as is.
+                let close = self.src[after..end].find('}').map_or(end, |k| after + k + 1);
+                let text = &self.src[i..close];
+                self.emit(text, i);
+                return Ok(close);
+            }
             '0' if !self.char_at(after).is_some_and(|d| d.is_ascii_digit()) => self.emit("\\x00", i),
             '0'..='9' => {
                 return Err(RegexError::new(
@@ -294,6 +333,7 @@ impl Translator<'_> {
                 Some(hi) => format!("{{{lo},{hi}}}"),
             };
             self.emit(&text, i);
+            self.after_quantifier = true;
             j + 1
         } else {
             self.emit("\\{", i);
@@ -307,7 +347,14 @@ mod tests {
     use super::*;
 
     fn text(p: &str) -> String {
-        let mut t = Translator { src: p, out: String::new(), origin: Vec::new(), looks: Vec::new(), verbose: false };
+        let mut t = Translator {
+            src: p,
+            out: String::new(),
+            origin: Vec::new(),
+            looks: Vec::new(),
+            verbose: false,
+            after_quantifier: false,
+        };
         t.run(0, p.len(), true).unwrap();
         t.out
     }
@@ -330,6 +377,9 @@ mod tests {
         assert_eq!(r.looks.len(), 1);
         assert!(!r.looks[0].ahead && r.looks[0].negate);
         assert!(parse("(?P=x)", "").is_err());
+        assert!(parse("a++", "").is_err());
+        assert!(parse("a{2}+", "").is_err());
+        assert!(parse("a+?b*?", "").is_ok());
         assert!(parse(r"(a)\1", "").is_err());
         let e = parse("ab[", "").unwrap_err();
         assert_eq!(e.span, Some((2, 3)));

@@ -1,0 +1,151 @@
+//! The regex and choice front ends (issue 6): full-match semantics, anchors,
+//! look-arounds under full match, choices, errors with locations; and a
+//! property test against the `regex` crate as reference matcher.
+
+mod frontend_util;
+
+use frontend_util::Matcher;
+use glrmask_core::frontend::{choice_grammar, regex_grammar};
+use proptest::prelude::*;
+
+fn regex(p: &str) -> Matcher {
+    Matcher::new(regex_grammar(p).unwrap_or_else(|e| panic!("{e}"))).unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn check(m: &Matcher, yes: &[&str], no: &[&str]) {
+    for s in yes {
+        assert!(m.accepts(s.as_bytes()), "should accept {s:?}");
+    }
+    for s in no {
+        assert!(!m.accepts(s.as_bytes()), "should reject {s:?}");
+    }
+}
+
+#[test]
+fn full_match() {
+    check(&regex("[a-z]+[0-9]"), &["ab1", "z9"], &["ab", "ab12", "1", ""]);
+    check(&regex("^(ab|a)(bc|c)$"), &["abc", "abbc", "ac"], &["ab", "abcc"]);
+    // Lazy quantifiers match the same strings as greedy ones under full match.
+    check(&regex("a+?b*?"), &["a", "aab", "abbb"], &["b", ""]);
+    // The empty string, alone or as an option.
+    check(&regex("(x|)"), &["", "x"], &["xx"]);
+    check(&regex(""), &[""], &["a"]);
+    check(&regex("^$"), &[""], &["a"]);
+    check(&regex("\\$"), &["$"], &[""]);
+    check(&regex("\\d{2,3}|é"), &["12", "123", "é", "٣٤"], &["1", "1234", "e"]);
+}
+
+#[test]
+fn look_arounds_under_full_match() {
+    // Nothing lies outside the match, so every look-around is decidable.
+    check(&regex("(?!ab)[a-c]{2}"), &["aa", "ba", "ac"], &["ab"]);
+    check(&regex("[a-c]{2}(?<=b)"), &["ab", "bb"], &["ba", "aa"]);
+    check(&regex("a(?=b)b+"), &["ab", "abb"], &["a"]);
+    check(&regex("(?!a)"), &[""], &["a"]);
+    let e = regex_grammar("a(?=b)c").unwrap_err();
+    assert_eq!(e.code(), "empty_language");
+}
+
+#[test]
+fn choices() {
+    let m =
+        Matcher::new(choice_grammar(&[b"yes".to_vec(), b"no".to_vec(), b"n".to_vec(), vec![0xff]]).unwrap()).unwrap();
+    check(&m, &["yes", "no", "n"], &["ye", "yesno", "", "nn"]);
+    assert!(m.accepts(&[0xff]));
+    let m = Matcher::new(choice_grammar(&[b"a".to_vec(), Vec::new()]).unwrap()).unwrap();
+    check(&m, &["a", ""], &["aa"]);
+    assert_eq!(choice_grammar(&[]).unwrap_err().code(), "empty_choice");
+}
+
+#[test]
+fn errors_have_locations() {
+    for (p, col) in [("ab[", 3), ("a{3,2}", 2), ("(a)\\1", 4), ("a++", 3), ("[z-a]", 2)] {
+        let e = regex_grammar(p).err().unwrap_or_else(|| panic!("{p} should fail"));
+        assert_eq!(e.code(), "bad_regex", "{p}: {e}");
+        assert_eq!(e.line_col(), Some((1, col)), "{p}: {e}");
+        assert!(e.to_string().contains('^'), "{e}");
+    }
+    // An anchor inside the pattern is refused when compiled, at the regex.
+    let err = Matcher::new(regex_grammar("a^b").unwrap()).err().expect("anchors are refused");
+    assert!(err.line_col().is_some(), "{err}");
+}
+
+/// A random regex over `a`, `b`, `c` in the syntax Python and the `regex`
+/// crate share.
+fn arb_regex() -> impl Strategy<Value = String> {
+    let leaf = prop_oneof![
+        Just("a".to_string()),
+        Just("b".to_string()),
+        Just("c".to_string()),
+        Just("[ab]".to_string()),
+        Just("[^a]".to_string()),
+        Just(".".to_string()),
+        Just("()".to_string()),
+    ];
+    leaf.prop_recursive(4, 24, 3, |inner| {
+        prop_oneof![
+            prop::collection::vec(inner.clone(), 2..4).prop_map(|v| v.concat()),
+            prop::collection::vec(inner.clone(), 2..4).prop_map(|v| format!("({})", v.join("|"))),
+            (inner.clone(), prop_oneof![Just("*"), Just("+"), Just("?"), Just("*?"), Just("+?"), Just("??")])
+                .prop_map(|(r, op)| format!("({r}){op}")),
+            (inner, 0u32..3, 0u32..3).prop_map(|(r, m, extra)| format!("({r}){{{m},{}}}", m + extra)),
+        ]
+    })
+}
+
+/// Every string over `alphabet` of length at most `max`.
+fn strings(alphabet: &[u8], max: usize) -> Vec<Vec<u8>> {
+    let mut out = vec![Vec::new()];
+    let mut layer = vec![Vec::new()];
+    for _ in 0..max {
+        let mut next = Vec::new();
+        for s in &layer {
+            for &c in alphabet {
+                let mut t: Vec<u8> = s.clone();
+                t.push(c);
+                next.push(t);
+            }
+        }
+        out.extend(next.iter().cloned());
+        layer = next;
+    }
+    out
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 96, ..ProptestConfig::default() })]
+
+    /// Strings the reference fully matches are accepted, the others rejected.
+    #[test]
+    fn random_regexes_match_the_reference(pattern in arb_regex(), anchored in any::<bool>()) {
+        let written = if anchored { format!("^{pattern}$") } else { pattern.clone() };
+        let reference = regex::bytes::Regex::new(&format!("^(?:{pattern})$")).unwrap();
+        let m = match regex_grammar(&written) {
+            Ok(g) => Matcher::new(g).unwrap(),
+            Err(e) => {
+                // Only a regex that matches nothing may be refused.
+                prop_assert_eq!(e.code(), "empty_language");
+                for s in strings(b"abc", 4) {
+                    prop_assert!(!reference.is_match(&s));
+                }
+                return Ok(());
+            }
+        };
+        for s in strings(b"abc", 4) {
+            prop_assert_eq!(m.accepts(&s), reference.is_match(&s), "{:?} on {:?}", written, String::from_utf8_lossy(&s));
+        }
+    }
+}
+
+/// Regression (found by `random_regexes_match_the_reference`): with
+/// `T = b*a`, reading `b` brings the combined lexer DFA back to a state with
+/// the same components as its start, which was then taken for a lexeme
+/// boundary, so `ab` (T, then an unfinished `b`) was accepted. The start
+/// state of the combined DFA is now never re-entered (lexer/combined.rs).
+#[test]
+fn lexeme_returning_to_the_start_state_is_not_a_boundary() {
+    check(&regex("b*a"), &["a", "ba", "bba"], &["ab", "b", "aba"]);
+    let m = Matcher::new(glrmask_core::frontend::parse_glrm("glrm 1; start s; t T = /(xy)*z/; nt s = T;").unwrap())
+        .unwrap();
+    check(&m, &["z", "xyz"], &["zxy", "zx", "xy"]);
+}
