@@ -45,6 +45,8 @@ const TYPE_KEYWORDS: &[&str] = &[
     "propertyNames",
     "minProperties",
     "maxProperties",
+    "unevaluatedProperties",
+    "unevaluatedItems",
 ];
 
 const TYPES: [&str; 7] = ["null", "boolean", "object", "array", "number", "string", "integer"];
@@ -77,10 +79,28 @@ impl Ctx<'_> {
             }
             refs.push(Schema::Ref(id));
         }
-        for key in ["$dynamicRef", "$recursiveRef"] {
-            if map.contains_key(key) {
-                self.unsupported(key, &child_path(path, key), "dynamic references depend on the evaluation path")?;
+        if let Some(r) = map.get("$dynamicRef") {
+            let rpath = child_path(path, "$dynamicRef");
+            let Value::String(r) = r else { return Err(invalid("`$dynamicRef` must be a string", &rpath)) };
+            // Static when no other resource could take over the anchor.
+            match self.doc.resolve_dynamic(r, path)? {
+                Some(target) => {
+                    let id = self.def_id(&target);
+                    refs.push(Schema::Ref(id));
+                }
+                None => self.unsupported(
+                    "$dynamicRef",
+                    &rpath,
+                    "the anchor is declared by several resources, so the target depends on the evaluation path",
+                )?,
             }
+        }
+        if map.contains_key("$recursiveRef") {
+            self.unsupported(
+                "$recursiveRef",
+                &child_path(path, "$recursiveRef"),
+                "dynamic references depend on the evaluation path",
+            )?;
         }
         let mut schema = self.typed(map, path, depth)?;
         // enum / const
@@ -131,14 +151,22 @@ impl Ctx<'_> {
         if let Some(not) = map.get("not") {
             schema = self.not(schema, not, &child_path(path, "not"))?;
         }
-        for key in ["if", "dependentSchemas", "dependentRequired", "dependencies"] {
+        for key in ["contentMediaType", "contentEncoding", "contentSchema"] {
             if map.contains_key(key) {
+                let note = format!("{key} at {}: not enforced", super::schema::display_path(&child_path(path, key)));
+                self.notes.push(note);
+            }
+        }
+        // `if` without `then`/`else` (and those without `if`) constrain nothing.
+        let conditional = map.contains_key("if") && (map.contains_key("then") || map.contains_key("else"));
+        for key in ["if", "dependentSchemas", "dependentRequired", "dependencies"] {
+            if map.contains_key(key) && (key != "if" || conditional) {
                 self.unsupported(key, &child_path(path, key), "conditional constraints are not supported")?;
             }
         }
         for key in ["unevaluatedProperties", "unevaluatedItems"] {
             if let Some(v) = map.get(key) {
-                if *v != Value::Bool(true) && *v != Value::Object(Map::new()) {
+                if *v != Value::Bool(true) && *v != Value::Object(Map::new()) && has_in_place_applicators(map) {
                     self.unsupported(key, &child_path(path, key), "evaluation-dependent keywords are not supported")?;
                 }
             }
@@ -176,19 +204,12 @@ impl Ctx<'_> {
                     max_items: None,
                 })),
                 "string" => Schema::String(StringSchema::default()),
-                "number" => Schema::Number(NumberSchema::default()),
-                _ => {
-                    if types.contains(&"integer") {
-                        // Non-integers: not expressible as a plain decimal language cheaply.
-                        self.unsupported("not", path, "`not: {type: integer}` (numbers that are not integers)")?;
-                    }
-                    continue;
-                }
+                "number" if !types.contains(&"integer") => Schema::Number(NumberSchema::default()),
+                _ => continue,
             });
         }
         if types.contains(&"integer") && !types.contains(&"number") {
-            // Numbers stay allowed (over-approximated above unless lenient refused).
-            alts.push(Schema::Number(NumberSchema::default()));
+            alts.push(Schema::Number(NumberSchema { fractional: true, ..NumberSchema::default() }));
         }
         let filter = any_of(alts);
         self.intersect(&schema, &filter, path, 0)
@@ -420,7 +441,15 @@ impl Ctx<'_> {
         if let Some(f) = map.get("format") {
             let fpath = child_path(path, "format");
             let Value::String(f) = f else { return Err(invalid("`format` must be a string", &fpath)) };
-            if super::formats::format_language(f, &fpath)?.is_some() {
+            if !self.opts.format_assertion {
+                // Annotation only (the 2019-09/2020-12 default vocabulary).
+            } else if super::formats::format_language(f, &fpath)?.is_some() {
+                if let Some(caveat) = super::formats::format_caveat(f) {
+                    let note = format!("format at {}: {f:?} {caveat}", super::schema::display_path(&fpath));
+                    if !self.notes.contains(&note) {
+                        self.notes.push(note);
+                    }
+                }
                 s.formats.push((f.clone(), fpath));
             } else {
                 let note = format!(
@@ -469,6 +498,9 @@ impl Ctx<'_> {
         } else if map.contains_key("prefixItems") {
             return Err(invalid("`prefixItems` must be an array of schemas", &child_path(path, "prefixItems")));
         }
+        if items.is_none() && !has_in_place_applicators(map) {
+            items = self.sub(map, "unevaluatedItems", path, depth)?;
+        }
         let items = match items {
             Some(s) => s,
             None if !prefix.is_empty() && self.opts.strict => Schema::Never,
@@ -505,10 +537,17 @@ impl Ctx<'_> {
                 pattern_properties.push((SourceRegex { source: k.clone(), path: kpath }, s));
             }
         }
+        // Without in-place applicators, `unevaluatedProperties` sees exactly
+        // what `additionalProperties` would.
+        let unevaluated =
+            if has_in_place_applicators(map) { None } else { self.sub(map, "unevaluatedProperties", path, depth)? };
         let additional = match self.sub(map, "additionalProperties", path, depth)? {
             Some(s) => s,
-            None if self.opts.additional_default() => Schema::Any,
-            None => Schema::Never,
+            None => match unevaluated {
+                Some(s) => s,
+                None if self.opts.additional_default() => Schema::Any,
+                None => Schema::Never,
+            },
         };
         let mut required = Vec::new();
         if let Some(r) = map.get("required") {
@@ -556,4 +595,25 @@ impl Ctx<'_> {
             max_properties,
         }))
     }
+}
+
+/// Keywords that apply other schemas to the same instance; with any of
+/// them, `unevaluated*` depends on what those subschemas evaluated.
+fn has_in_place_applicators(map: &Map<String, Value>) -> bool {
+    [
+        "allOf",
+        "anyOf",
+        "oneOf",
+        "not",
+        "if",
+        "then",
+        "else",
+        "dependentSchemas",
+        "contains",
+        "$ref",
+        "$dynamicRef",
+        "$recursiveRef",
+    ]
+    .iter()
+    .any(|k| map.contains_key(*k))
 }

@@ -114,7 +114,7 @@ impl Uri {
 
     fn authority(&self) -> String {
         let userinfo = format!("(?:[{}{}:]|{})*", self.unreserved, self.sub, self.pct);
-        let ipfuture = format!("v{HEX}+\\.[{}{}:]+", self.unreserved, self.sub);
+        let ipfuture = format!("[Vv]{HEX}+\\.[{}{}:]+", self.unreserved, self.sub);
         let ip_literal = format!("\\[(?:{}|{ipfuture})\\]", ipv6());
         let reg_name = format!("(?:[{}{}]|{})*", self.unreserved, self.sub, self.pct);
         let host = format!("(?:{ip_literal}|{}|{reg_name})", ipv4());
@@ -153,7 +153,7 @@ fn hostname() -> String {
 fn email() -> String {
     let atext = "[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]";
     let local = format!("(?:{atext}+(?:\\.{atext}+)*|\"(?:[\\x20\\x21\\x23-\\x5B\\x5D-\\x7E]|\\\\[\\x20-\\x7E])*\")");
-    let domain = format!("(?:{}|\\[{}\\]|\\[IPv6:{}\\])", hostname(), ipv4(), ipv6());
+    let domain = format!("(?:{}|\\[{}\\]|\\[[Ii][Pp][Vv]6:{}\\])", hostname(), ipv4(), ipv6());
     format!("{local}@{domain}")
 }
 
@@ -170,6 +170,16 @@ fn uri_template() -> String {
     let varspec = format!("{varname}(?::[1-9][0-9]{{0,3}}|\\*)?");
     let expression = format!("\\{{[+#./;?&=,!@|]?{varspec}(?:,{varspec})*\\}}");
     format!("(?:{literal}|{expression})*")
+}
+
+/// What an enforced format does not check (reported as a note).
+pub(crate) fn format_caveat(name: &str) -> Option<&'static str> {
+    match name {
+        "hostname" => Some("is checked label by label: the 253-character total and Punycode in `xn--` labels are not"),
+        "email" => Some("domain is checked as a hostname: its 253-character total is not"),
+        "time" | "date-time" => Some("accepts a leap second (`:60`) at any time when the offset is not zero"),
+        _ => None,
+    }
 }
 
 /// The content language of a known format, or `None` for an annotation-only one.

@@ -81,6 +81,8 @@ pub(crate) struct Document<'a> {
     anchors: FxHashMap<(String, String), String>,
     /// Base URI in scope at each indexed schema.
     bases: FxHashMap<String, String>,
+    /// How many schemas declare each `$dynamicAnchor` name.
+    dynamic_anchors: FxHashMap<String, usize>,
 }
 
 impl<'a> Document<'a> {
@@ -93,6 +95,7 @@ impl<'a> Document<'a> {
             resources: FxHashMap::default(),
             anchors: FxHashMap::default(),
             bases: FxHashMap::default(),
+            dynamic_anchors: FxHashMap::default(),
         };
         doc.resources.insert(DEFAULT_BASE.to_string(), String::new());
         doc.index(root, "", DEFAULT_BASE, 0)?;
@@ -118,6 +121,9 @@ impl<'a> Document<'a> {
                     self.anchors.entry((base.clone(), frag.to_string())).or_insert_with(|| pointer.to_string());
                 }
             }
+        }
+        if let Some(Value::String(a)) = map.get("$dynamicAnchor") {
+            *self.dynamic_anchors.entry(a.clone()).or_default() += 1;
         }
         for key in ["$anchor", "$dynamicAnchor"] {
             if let Some(Value::String(a)) = map.get(key) {
@@ -205,6 +211,25 @@ impl<'a> Document<'a> {
             ));
         }
         Ok(result)
+    }
+}
+
+impl Document<'_> {
+    /// A `$dynamicRef` target when it is static: the fragment names no
+    /// dynamic anchor, or only one schema in the document declares it (so
+    /// every dynamic scope finds that one). `None` when it could vary.
+    pub fn resolve_dynamic(&self, reference: &str, pointer: &str) -> Result<Option<String>> {
+        let target = self.resolve(reference, pointer)?;
+        let (_, frag) = split_fragment(reference);
+        let name = frag.unwrap_or("");
+        let declared = self.dynamic_anchors.get(name).copied().unwrap_or(0);
+        let target_is_dynamic =
+            self.root.pointer(&target).and_then(|v| v.get("$dynamicAnchor")).and_then(Value::as_str) == Some(name);
+        if name.is_empty() || name.starts_with('/') || !target_is_dynamic || declared <= 1 {
+            Ok(Some(target))
+        } else {
+            Ok(None)
+        }
     }
 }
 

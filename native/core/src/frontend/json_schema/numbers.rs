@@ -231,6 +231,8 @@ pub(crate) type Bound = (Decimal, bool);
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub(crate) struct NumberSchema {
     pub integer: bool,
+    /// The value must not be an integer (`not: {type: integer}`).
+    pub fractional: bool,
     pub lower: Option<Bound>,
     pub upper: Option<Bound>,
     /// All `multipleOf` values (after `allOf`, each must hold).
@@ -248,12 +250,21 @@ impl NumberSchema {
                 multiple_of.push(m.clone());
             }
         }
-        NumberSchema { integer: self.integer || other.integer, lower, upper, multiple_of }
+        NumberSchema {
+            integer: self.integer || other.integer,
+            fractional: self.fractional || other.fractional,
+            lower,
+            upper,
+            multiple_of,
+        }
     }
 
     /// No value satisfies the bounds (multipleOf aside: 0 is a multiple of everything,
     /// but it may be out of range, so that is only decided by the automaton).
     pub fn is_empty(&self) -> bool {
+        if self.integer && self.fractional {
+            return true;
+        }
         if self.integer {
             let lo = self.lower.as_ref().map(|(d, x)| if *x && d.is_integer() { d.step(true) } else { d.ceil() });
             let hi = self.upper.as_ref().map(|(d, x)| if *x && d.is_integer() { d.step(false) } else { d.floor() });
@@ -271,7 +282,7 @@ impl NumberSchema {
 
     /// Does `value` satisfy every constraint?
     pub fn admits(&self, value: &Decimal) -> bool {
-        if self.integer && !value.is_integer() {
+        if (self.integer && !value.is_integer()) || (self.fractional && value.is_integer()) {
             return false;
         }
         if let Some((l, x)) = &self.lower {
@@ -288,7 +299,7 @@ impl NumberSchema {
     }
 
     pub fn is_unbounded(&self) -> bool {
-        self.lower.is_none() && self.upper.is_none()
+        self.lower.is_none() && self.upper.is_none() && !self.fractional
     }
 }
 
@@ -575,6 +586,13 @@ pub(crate) fn number_pattern(s: &NumberSchema) -> Pattern {
             Pattern::Alt(alts)
         }
     };
+    let base = if s.fractional {
+        // A non-zero digit after the point (plain notation).
+        let shape = seq(vec![opt(lit("-")), int_syntax(), lit("."), digits(0, None), digit(1, 9), digits(0, None)]);
+        Pattern::And(vec![base, Pattern::Hir(shape)])
+    } else {
+        base
+    };
     if s.integer {
         if s.is_unbounded() {
             Pattern::Hir(integer_shape())
@@ -723,6 +741,7 @@ mod tests {
                 {
                     let s = NumberSchema {
                         integer,
+                        fractional: false,
                         lower: lo.map(|b| (dec(b), lx)),
                         upper: hi.map(|b| (dec(b), hx)),
                         multiple_of: vec![],

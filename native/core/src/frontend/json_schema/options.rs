@@ -40,6 +40,10 @@ pub struct JsonSchemaOptions {
     /// `prefixItems` (draft 7: `items` as a list) but no `items`
     /// (`additionalItems`) take no further items. Default `false`.
     pub strict: bool,
+    /// Enforce `format` (as the format-assertion vocabulary does). With
+    /// `false`, `format` is an annotation, the 2019-09/2020-12 default.
+    /// Default `true`: generation wants well-formed dates, URIs, ...
+    pub format_assertion: bool,
     /// Over-approximate what cannot be enforced (`uniqueItems`, `not`,
     /// `if`/`then`/`else`, non-disjoint `oneOf`, ...) instead of refusing the
     /// schema; everything ignored is returned with its JSON pointer. Default `false`.
@@ -62,6 +66,7 @@ impl Default for JsonSchemaOptions {
             any_order: false,
             additional_properties_default: true,
             strict: false,
+            format_assertion: true,
             lenient: false,
             max_depth: 64,
             max_work: 1_000_000,
