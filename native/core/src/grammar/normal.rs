@@ -4,9 +4,9 @@
 //! 1. `lower` — EBNF expressions become productions; groups, alternatives
 //!    and repetitions get helper nonterminals (`X*` is left-recursive, which
 //!    LR handles in constant stack space).
-//! 2. `remove_unproductive` — nonterminals that derive no terminal string.
-//! 3. `check_cycles` — `A ⇒+ A` is an error naming the rule (issue 2): such a
+//! 2. `check_cycles` — `A ⇒+ A` is an error naming the rule (issue 2): such a
 //!    grammar is infinitely ambiguous.
+//! 3. `remove_unproductive` — nonterminals that derive no terminal string.
 //! 4. `eliminate_empty` — ε-productions are removed (productions with many
 //!    nullable symbols are split first, so variants stay few). Only the
 //!    augmented start may derive ε. After this, every reduction pops at least
@@ -85,9 +85,10 @@ impl NormalGrammar {
 
 pub fn normalize(grammar: &Grammar, limits: &NormalLimits) -> Result<NormalGrammar> {
     let mut bnf = lower(grammar, limits)?;
+    // Cycles are reported even among unproductive rules (`a ::= b; b ::= a`).
+    check_cycles(grammar, &bnf, &nullable_set(&bnf))?;
     remove_unproductive(&mut bnf);
     let nullable = nullable_set(&bnf);
-    check_cycles(grammar, &bnf, &nullable)?;
     let mut bnf = eliminate_empty(bnf, &nullable, limits)?;
     remove_unreachable(&mut bnf);
     Ok(bnf.finish(grammar.terminals.len()))
@@ -363,7 +364,12 @@ fn check_cycles(grammar: &Grammar, bnf: &Bnf, nullable: &[bool]) -> Result<()> {
                             dedup.push(name);
                         }
                     }
-                    let origin = bnf.nonterminals[w].origin;
+                    // Point at the member of the cycle that comes first in the source.
+                    let origin = stack[start..]
+                        .iter()
+                        .map(|&(x, _)| bnf.nonterminals[x].origin)
+                        .min_by_key(|&r| grammar.rule(r).span.start)
+                        .unwrap_or(bnf.nonterminals[w].origin);
                     let rule = grammar.rule(origin);
                     return Err(Error::grammar(
                         "cyclic_grammar",

@@ -1,0 +1,60 @@
+"""glrmask: extremely fast, exactly correct grammar-constrained decoding.
+
+Compile a grammar together with a model vocabulary, then at every decoding
+step ask which tokens may come next (``state.mask()`` or
+``state.fill_mask(words)``) and commit the sampled one
+(``state.commit_token(id)``)::
+
+    vocab = glrmask.Vocab.from_dict({b"hello": 0, b" ": 1, b"world": 2, b"<eos>": 3})
+    constraint = glrmask.Grammar.from_ebnf('start ::= "hello" " " "world"').compile(vocab, end_tokens=[3])
+    state = constraint.start()
+    state.mask()            # numpy bool array, one entry per token id
+    state.commit_token(0)
+"""
+
+from __future__ import annotations
+
+import enum
+
+from glrmask._internal import Constraint, ConstraintState, Grammar, Vocab
+from glrmask._internal import __version__ as __version__
+from glrmask.errors import (
+    GlrmaskError,
+    GrammarError,
+    InternalError,
+    LimitError,
+    RejectedError,
+    SchemaError,
+    StateError,
+    VocabError,
+)
+
+
+class Optimization(enum.Enum):
+    """What to optimise when compiling; every choice gives the same language.
+
+    Only the Dynamic engine (online vocabulary-trie walk) exists so far, so
+    every value currently selects it.
+    """
+
+    AUTO = "auto"
+    FAST_BUILD = "fast_build"
+    BALANCED = "balanced"
+    FAST_RUNTIME = "fast_runtime"
+
+
+__all__ = [
+    "Vocab",
+    "Grammar",
+    "Constraint",
+    "ConstraintState",
+    "Optimization",
+    "GlrmaskError",
+    "GrammarError",
+    "SchemaError",
+    "VocabError",
+    "RejectedError",
+    "StateError",
+    "LimitError",
+    "InternalError",
+]

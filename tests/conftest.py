@@ -1,0 +1,37 @@
+"""Shared helpers for the pytest suite."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+
+
+def byte_tokens() -> list[bytes]:
+    """All 256 single bytes, ids 0..255."""
+    return [bytes([b]) for b in range(256)]
+
+
+def assert_oracle(state, context: str = "") -> np.ndarray:
+    """The engine's mask equals the brute-force mask; returns it."""
+    fast = state.mask()
+    slow = state._oracle_mask()
+    if not np.array_equal(fast, slow):
+        diff = np.nonzero(fast != slow)[0][:20].tolist()
+        raise AssertionError(f"mask differs from the oracle at ids {diff} {context}")
+    return fast
+
+
+def random_walk(state, steps: int, seed: int, check_every: int = 1) -> list[int]:
+    """Commit random allowed tokens, checking the oracle; returns the tokens."""
+    rng = random.Random(seed)
+    out = []
+    for step in range(steps):
+        mask = assert_oracle(state, f"at step {step}") if step % check_every == 0 else state.mask()
+        allowed = np.nonzero(mask)[0]
+        if len(allowed) == 0:
+            break
+        t = int(rng.choice(allowed))
+        state.commit_token(t)
+        out.append(t)
+    return out
