@@ -20,11 +20,11 @@
 //! An alternative may be empty (`ws ::= | " "`, as llama.cpp's `json.gbnf`
 //! writes it); a raw newline inside a class is an error.
 //!
-//! xgrammar's extensions are refused with a clear error
-//! (`unsupported_feature`): look-ahead assertions `(= ...)`, macros
-//! (`TagDispatch(...)`, `Regex(...)`, `Substring(...)`, `Token(...)`), rule
-//! attributes (`name[lazy] ::= ...`) and token atoms (`<[1]>`, `<|tool|>`).
-//! So is `@token(<id>)` (exact model tokens need engine support).
+//! Refused with a clear error (`unsupported_feature`): xgrammar's extensions
+//! (look-ahead assertions `(= ...)`, macros such as `TagDispatch(...)`,
+//! `Regex(...)`, `Substring(...)`, rule attributes `name[lazy] ::= ...`), and
+//! exact model tokens, which need engine support not there yet: llama.cpp's
+//! token atoms (`<[1000]>`, `<think>`, `!<[1000]>`) and `@token(<id>)`.
 
 use regex_syntax::hir::{ClassUnicode, ClassUnicodeRange};
 
@@ -300,11 +300,14 @@ impl EbnfParser<'_> {
                 }
                 Ok(Expr::Rule(self.b.rule_ref(name, span)))
             }
-            Some('<') => Err(self.s.error(
-                "unsupported_feature",
-                unsupported("a token atom (`<[id]>`, `<|name|>`)"),
-                Span::new(start, start + 1),
-            )),
+            Some('<') | Some('!') if self.s.rest().trim_start_matches('!').starts_with('<') => {
+                let end = self.s.rest().find('>').map_or(start + 1, |i| start + i + 1);
+                Err(self.s.error(
+                    "unsupported_feature",
+                    "token atoms (`<[id]>`, `<token>`, `!<...>`) match exact model tokens, which are not supported yet (they need engine support for exact-only tokens)",
+                    Span::new(start, end),
+                ))
+            }
             Some('@') if self.s.rest().starts_with("@token(") => {
                 let end = self.s.rest().find(')').map_or(self.s.text.len(), |i| start + i + 1);
                 Err(self.s.error(

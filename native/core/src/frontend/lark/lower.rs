@@ -111,7 +111,7 @@ impl Loader<'_> {
                     ns.insert(&def.name, entry);
                 }
                 Stmt::Override(def) => {
-                    if !ns.defs.get(&def.name).is_some_and(|e| e.body.is_some()) {
+                    if ns.defs.get(&def.name).is_none_or(|e| e.body.is_none()) {
                         return Err(error_in(
                             source,
                             "unknown_name",
@@ -472,7 +472,7 @@ impl<'n> Builder<'n> {
         while let Some(r) = stack.pop() {
             let e = &ns.defs[&r];
             if let Some(body) = &e.body {
-                reach(ns, e, body, &mut |name, span| {
+                reach(e, body, &mut |name, span| {
                     let t = &ns.defs[name];
                     if t.kind == Kind::Terminal {
                         if seen_terms.insert(name.to_string()) {
@@ -731,21 +731,21 @@ fn declared_error(name: &str, source: &Arc<Source>, span: Span) -> Error {
 }
 
 /// Call `found` for every terminal and rule the expression uses.
-fn reach(ns: &Namespace, e: &Entry, ast: &Ast, found: &mut dyn FnMut(&str, Span)) {
+fn reach(e: &Entry, ast: &Ast, found: &mut dyn FnMut(&str, Span)) {
     match ast {
         Ast::Name { name, span } if !e.params.contains(name) => found(name, *span),
         Ast::Template { name, args, span } => {
             found(name, *span);
             for a in args {
-                reach(ns, e, a, found);
+                reach(e, a, found);
             }
         }
         Ast::Seq(xs) | Ast::Alt(xs) => {
             for x in xs {
-                reach(ns, e, x, found);
+                reach(e, x, found);
             }
         }
-        Ast::Repeat { inner, .. } => reach(ns, e, inner, found),
+        Ast::Repeat { inner, .. } => reach(e, inner, found),
         _ => {}
     }
 }

@@ -285,8 +285,7 @@ fn lower_branch(mut items: Vec<Item>, mode: Mode) -> Result<Pattern> {
         items[i] = Item::Plain(lowered);
     }
     // Look-arounds, each once the side it looks at is plain.
-    loop {
-        let Some(i) = items.iter().position(|it| matches!(it, Item::Look { .. })) else { break };
+    while let Some(i) = items.iter().position(|it| matches!(it, Item::Look { .. })) {
         let mut done = false;
         for j in i..items.len() {
             let Item::Look { ahead, negate, body, at } = &items[j] else { continue };
