@@ -545,7 +545,13 @@ impl Ctx<'_> {
             Some(s) => s,
             None => match unevaluated {
                 Some(s) => s,
-                None if self.opts.additional_default() => Schema::Any,
+                // `strict` closes objects that list their (pattern) properties;
+                // one that lists none (`{"type": "object"}`) stays any object.
+                None if self.opts.additional_default()
+                    || !(map.contains_key("properties") || map.contains_key("patternProperties")) =>
+                {
+                    Schema::Any
+                }
                 None => Schema::Never,
             },
         };

@@ -612,8 +612,12 @@ const CLASS_OTHER: u8 = 12;
 /// The plain decimals that are multiples of `m`, as a complete DFA
 /// (`TermDfa::product` minimises the intersection with the bounds).
 pub(crate) fn mod_dfa(m: &Decimal, max_states: usize, path: &str) -> Result<TermDfa> {
-    let Some((d, s)) = scaled(m) else {
+    if m.neg || m.is_zero() {
         return Err(invalid(format!("multipleOf must be a positive number, got {m}"), path));
+    }
+    let Some((d, s)) = scaled(m) else {
+        let digits = m.int.len() + m.frac.len();
+        return Err(Error::limit("json_schema_multiple_of_digits", digits, 19).at_path(path.to_string()));
     };
     let dd = d as usize;
     let states = dd.saturating_mul(s + 4).saturating_add(4);

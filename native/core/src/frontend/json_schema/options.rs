@@ -36,7 +36,8 @@ pub struct JsonSchemaOptions {
     /// `additionalProperties` when a schema does not say. The spec says `true`.
     pub additional_properties_default: bool,
     /// Strict API mode (as xgrammar's `strict_mode`, OpenAI's `strict`):
-    /// `additionalProperties` defaults to `false`, and arrays with
+    /// `additionalProperties` defaults to `false` in schemas that list
+    /// `properties` or `patternProperties`, and arrays with
     /// `prefixItems` (draft 7: `items` as a list) but no `items`
     /// (`additionalItems`) take no further items. Default `false`.
     pub strict: bool,
