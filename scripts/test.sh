@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# The test command (README "Run the tests"; .ci/run runs exactly this).
+# Builds everything from source in a fresh virtualenv (.venv), then runs the
+# Rust tests and the Python tests. Fails on any failure, and on "no tests ran".
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+python3 -m venv .venv
+# shellcheck disable=SC1091
+. .venv/bin/activate
+python -m pip install --quiet --upgrade pip
+python -m pip install --quiet -e ".[test]"
+
+echo "== cargo test (native/)"
+(
+  cd native
+  out=$(mktemp)
+  cargo test --workspace 2>&1 | tee "$out"
+  passed=$(grep -Eo 'test result: ok\. [0-9]+ passed' "$out" | awk '{s += $4} END {print s + 0}')
+  if [ "$passed" -eq 0 ]; then echo "cargo test ran no tests" >&2; exit 1; fi
+  echo "cargo: $passed tests passed"
+)
+
+echo "== pytest"
+# pytest exits 5 when no tests were collected: that is a failure too.
+python -m pytest tests -q
