@@ -166,6 +166,23 @@ fn priorities_break_exact_ties_only() {
     // A longer match of a lower-priority terminal is still possible.
     let m = lark("start: A | B\nA.2: \"a\"\nB: \"ab\"");
     check(&m, &["a", "ab"], &["abb"]);
+    // The example of the module docs: `a` is A only; `aa` is B or A A.
+    let m = lark("start: A | A A | B \"!\"\nA.2: \"a\"\nB: /a+/");
+    check(&m, &["a", "aa", "aa!"], &["aaa", "a!"]);
+    let m = lark("start: B | A \"!\"\nA.2: \"a\"\nB: /a+/");
+    check(&m, &["aa", "a!"], &["a", "aa!"]);
+    // Unreachable terminals are not in the grammar, so they shadow nothing.
+    let m = lark("start: B\nA.2: \"a\"\nB: /a+/\nunused: A");
+    check(&m, &["a", "aa"], &[]);
+}
+
+/// Documented differences from Lark's LALR parser (module docs of `lark`).
+#[test]
+fn keyword_and_identifier_lexings() {
+    let m = lark("start: \"if\" \"x\" | NAME \"y\"\nNAME: /[a-z]+/\n%ignore \" \"");
+    check(&m, &["if x", "if y", "ab y"], &["ab x"]);
+    let m = lark("start: IF NAME\nIF: \"if\"\nNAME: /[a-z]+/\n%ignore \" \"");
+    check(&m, &["if x", "iff"], &["if", "ifx y"]);
 }
 
 #[test]
@@ -193,6 +210,9 @@ start: NUMBER+
     check(&m, &["1 2 3", "12"], &["1.5"]);
     let m = lark("start: a\na: \"x\"\n%extend a: \"y\"");
     check(&m, &["x", "y"], &["z"]);
+    // Lark's documentation example: extend an imported terminal.
+    let m = lark("start: NUMBER\n%import common.NUMBER\n%extend NUMBER: /0x[0-9a-f]+/");
+    check(&m, &["12", "1.5", "0x1f"], &["0x", "x1"]);
     // Declared but unused: fine. Declared and used: a clear error.
     let m = lark("start: \"x\"\nnever: _INDENT\n%declare _INDENT");
     check(&m, &["x"], &[]);

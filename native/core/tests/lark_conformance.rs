@@ -162,7 +162,7 @@ fn lark_corpus() {
         let t = Instant::now();
         let got = m.accepts(input);
         let secs = t.elapsed().as_secs_f64();
-        if input.len() > 100_000 {
+        if input.len() > 5_000 {
             println!(
                 "{}: {} bytes in {:.3} s = {:.0} bytes/s",
                 case.name,
@@ -225,4 +225,27 @@ fn json_long_input_throughput() {
     let mut s = m.constraint.start();
     s.commit_bytes(half).unwrap();
     println!("first half: {} bytes in {:.3} s", half.len(), t.elapsed().as_secs_f64());
+}
+
+#[test]
+#[ignore = "timing: run in release with --ignored --nocapture to print bytes/s of lark.lark on a long .lark input"]
+fn lark_grammar_long_input_throughput() {
+    let Some(root) = conformance_dir() else { return };
+    let path = root.join("lark/grammars/lark/grammars/lark.lark");
+    let m = compile(&path, &grammar_text(&path), "start").unwrap();
+    let one = std::fs::read(root.join("lark/grammars/lark/grammars/python.lark")).unwrap();
+    for copies in [1usize, 4, 16] {
+        let input: Vec<u8> = std::iter::repeat_n(one.as_slice(), copies).flatten().copied().collect();
+        let t = Instant::now();
+        let mut s = m.constraint.start();
+        s.commit_bytes(&input).unwrap();
+        assert!(s.is_accepting());
+        let secs = t.elapsed().as_secs_f64();
+        println!(
+            "{copies} x python.lark: {} bytes in {:.3} s = {:.0} bytes/s",
+            input.len(),
+            secs,
+            input.len() as f64 / secs
+        );
+    }
 }

@@ -137,14 +137,6 @@ impl Loader<'_> {
                             def.span,
                         ));
                     };
-                    if !Arc::ptr_eq(&old.source, source) {
-                        return Err(error_in(
-                            source,
-                            "unsupported_feature",
-                            format!("`%extend` of the imported `{}` is not supported; use `%override` with the whole definition", def.name),
-                            def.span,
-                        ));
-                    }
                     if old.kind != def.kind || old.params.len() != def.params.len() {
                         return Err(error_in(
                             source,
@@ -154,7 +146,12 @@ impl Loader<'_> {
                         ));
                     }
                     let body = old.body.take().expect("checked defined");
-                    old.body = Some(Ast::Alt(vec![body, def.body]));
+                    let extension = if Arc::ptr_eq(&old.source, source) {
+                        def.body
+                    } else {
+                        Ast::Sourced { source: source.clone(), inner: Box::new(def.body) }
+                    };
+                    old.body = Some(Ast::Alt(vec![body, extension]));
                 }
                 Stmt::Ignore { body, span } => ns.ignores.push((body, span)),
                 Stmt::Declare(names) => {
@@ -317,6 +314,9 @@ fn rename_ast(ast: &Ast, params: &[String], rename: &dyn Fn(&str) -> String, dep
         Ast::Repeat { inner, min, max, span } => {
             Ast::Repeat { inner: Box::new(rename_ast(inner, params, rename, deps)), min: *min, max: *max, span: *span }
         }
+        Ast::Sourced { source, inner } => {
+            Ast::Sourced { source: source.clone(), inner: Box::new(rename_ast(inner, params, rename, deps)) }
+        }
         other => other.clone(),
     }
 }
@@ -391,6 +391,7 @@ fn validate_ast(ns: &Namespace, e: &Entry, ast: &Ast) -> Result<()> {
         ),
         Ast::Seq(xs) | Ast::Alt(xs) => xs.iter().try_for_each(|x| validate_ast(ns, e, x)),
         Ast::Repeat { inner, .. } => validate_ast(ns, e, inner),
+        Ast::Sourced { source, inner } => validate_ast(ns, &Entry { source: source.clone(), ..e.clone() }, inner),
         Ast::Str { .. } | Ast::Regex { .. } | Ast::Range { .. } => Ok(()),
     }
 }
@@ -623,6 +624,10 @@ impl<'n> Builder<'n> {
                 lazy: false,
                 at: (e.source.clone(), *span),
             },
+            Ast::Sourced { source, inner } => {
+                let ctx = Entry { source: source.clone(), ..e.clone() };
+                self.term_expr(inner, &ctx)?
+            }
             Ast::Template { span, .. } => {
                 return Err(error_in(&e.source, "unsupported_feature", "templates can only be used in rules", *span))
             }
@@ -715,6 +720,10 @@ impl<'n> Builder<'n> {
             Ast::Repeat { inner, min, max, .. } => {
                 Expr::Repeat { expr: Box::new(self.rule_expr(inner, e, env)?), min: *min, max: *max }
             }
+            Ast::Sourced { source, inner } => {
+                let ctx = Entry { source: source.clone(), ..e.clone() };
+                self.rule_expr(inner, &ctx, env)?
+            }
         })
     }
 }
@@ -745,7 +754,7 @@ fn reach(e: &Entry, ast: &Ast, found: &mut dyn FnMut(&str, Span)) {
                 reach(e, x, found);
             }
         }
-        Ast::Repeat { inner, .. } => reach(e, inner, found),
+        Ast::Repeat { inner, .. } | Ast::Sourced { inner, .. } => reach(e, inner, found),
         _ => {}
     }
 }
@@ -761,6 +770,9 @@ fn substitute(ast: &Ast, env: &Env) -> Ast {
         Ast::Alt(xs) => Ast::Alt(xs.iter().map(|x| substitute(x, env)).collect()),
         Ast::Repeat { inner, min, max, span } => {
             Ast::Repeat { inner: Box::new(substitute(inner, env)), min: *min, max: *max, span: *span }
+        }
+        Ast::Sourced { source, inner } => {
+            Ast::Sourced { source: source.clone(), inner: Box::new(substitute(inner, env)) }
         }
         other => other.clone(),
     }
@@ -779,6 +791,7 @@ fn canonical(ast: &Ast) -> String {
         Ast::Token { .. } => "@token".to_string(),
         Ast::Seq(xs) => format!("({})", xs.iter().map(canonical).collect::<Vec<_>>().join(" ")),
         Ast::Alt(xs) => format!("({})", xs.iter().map(canonical).collect::<Vec<_>>().join(" | ")),
+        Ast::Sourced { inner, .. } => canonical(inner),
         Ast::Repeat { inner, min, max, .. } => match max {
             Some(m) => format!("{}~{min}..{m}", canonical(inner)),
             None => format!("{}~{min}..", canonical(inner)),

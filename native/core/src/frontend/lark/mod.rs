@@ -14,7 +14,7 @@
 //! `%ignore`; `%import common.NAME` (Lark's `common.lark` and `unicode.lark`
 //! are built in, and other modules, also relative ones, come from
 //! [`LarkOptions::resolve_import`]), with `-> NEW` and `(A, B)` forms;
-//! `%override`; `%extend` (of definitions in the same file); `%declare`.
+//! `%override`; `%extend`; `%declare`.
 //!
 //! Refused with a clear error: a `%declare`d name used by a reachable rule
 //! (Lark fills those from a post-lexer such as an indenter); `@token(<id>)`
@@ -26,27 +26,32 @@
 //!
 //! * **Lexing is per-terminal longest match** (DESIGN §3): a lexeme of
 //!   terminal `T` must be the longest prefix of the remaining input in `T`.
-//!   Longest match is *per terminal*, not across terminals: when `IF: "if"`
-//!   and `NAME: /[a-z]+/` both match, `if` may lex as `IF` or as `NAME`, and
-//!   the parser keeps whatever parses (GLR). Lark's LALR parser uses a
-//!   contextual lexer that picks one terminal per position (by priority, then
-//!   length, and a string literal wins an exact tie with a regex it is
-//!   contained in), so it can reject an input we accept: with
-//!   `start: "if" "x" | NAME "y"`, `if y` is ours, not Lark's LALR (Lark's
-//!   Earley parser accepts it too). Conversely `iff` cannot lex as `IF`
-//!   `NAME("f")` in Lark; here it can only if the grammar allows `IF NAME`
-//!   there, and never as `IF` alone followed by `f` lexed otherwise, because
-//!   `NAME`'s longest match at `iff` is `iff`.
-//! * **Priorities** (`NAME.N`, default 0) break ties only between terminals
-//!   that end a lexeme at the *same* position: of all terminals that match
-//!   exactly the same bytes there, only those of the highest priority may be
-//!   emitted. They are compared among all terminals of the grammar (only the
-//!   terminals that reachable rules and `%ignore` use are in it), not only
-//!   those the parser expects at that point. Longest match is still per
-//!   terminal, so a longer match of a lower-priority terminal stays possible:
-//!   with `A.2: "a"` and `B: "ab"`, `ab` is `B`, and `a` followed by `b` is
-//!   `A` then something else only if `B` cannot match there. In Lark's
-//!   standard lexer a higher priority wins even against a longer match.
+//!   Longest match is *per terminal*, not across terminals, and every lexing
+//!   the parser can use is kept (GLR). With `IF: "if"` and `NAME: /[a-z]+/`:
+//!   - `if` may be `IF` or `NAME`; the parser decides. Lark's LALR parser
+//!     (contextual lexer) picks one terminal per position, and a string wins
+//!     an exact tie with a regex that contains it, so it can reject what we
+//!     accept: with `start: "if" "x" | NAME "y"`, `if y` is in our language
+//!     (and Lark Earley's), not Lark LALR's.
+//!   - `iff` may be `NAME("iff")`, or `IF` followed by `NAME("f")`: `IF`'s
+//!     longest match at the start is `if`, and `NAME`'s at the third byte is
+//!     `f`. So `start: IF NAME` accepts `iff`, which Lark rejects (its lexer
+//!     takes the longest match across terminals, `NAME("iff")`). Require a
+//!     separator in the grammar where this matters; a keyword written as
+//!     `/if(?![a-z])/` would say it, but a look-ahead past the lexeme is
+//!     refused (see below).
+//! * **Priorities** (`NAME.N`, default 0) only break exact ties. The rule,
+//!   as the lexer applies it at each end position: first each terminal's
+//!   candidate lexeme must be its own longest match (longest-match
+//!   exclusions, per terminal); then, of the terminals that match exactly the
+//!   same bytes ending there, only those of the highest priority may be
+//!   emitted. Priorities are compared among all terminals of the grammar
+//!   (those reachable rules and `%ignore` use), not only those the parser
+//!   expects at that point. With `A.2: "a"` and `B: /a+/`: the input `a` is
+//!   `A` only; `aa` is `B("aa")` or `A A`, since the two lexings end at
+//!   different places. Lark's standard lexer tries higher priorities first,
+//!   so there a higher priority also wins against a longer match (`A A`
+//!   only).
 //! * **Lazy quantifiers and look-arounds** in terminals are lowered to the
 //!   languages Python's `re.match` gives for the usual idioms (see
 //!   [`crate::frontend::regex::lower`]): `ESCAPED_STRING` from `common.lark`

@@ -63,6 +63,11 @@ pub enum Ast {
         max: Option<u32>,
         span: Span,
     },
+    /// Spans inside point into another source (`%extend` of an imported definition).
+    Sourced {
+        source: Arc<Source>,
+        inner: Box<Ast>,
+    },
 }
 
 #[derive(Clone, Debug)]
