@@ -47,6 +47,7 @@ impl CompiledGrammar {
         let t = Instant::now();
         let normal = normalize(&grammar, &limits.normal)?;
         check_ignored_unused(&grammar, &normal)?;
+        check_slots_bound(&grammar)?;
         timings.normalize_us = t.elapsed().as_micros() as u64;
 
         let t = Instant::now();
@@ -84,6 +85,22 @@ impl CompiledGrammar {
             t.liveness_us,
         )
     }
+}
+
+fn check_slots_bound(grammar: &Grammar) -> Result<()> {
+    for t in &grammar.terminals {
+        if t.exact.as_ref().is_some_and(|e| e.slot) {
+            return Err(Error::grammar(
+                "unbound_slot",
+                format!(
+                    "extern token `{}` is not bound; bind it with `grammar.bind(\"{}\", vocab.token(id))`",
+                    t.name, t.name
+                ),
+            )
+            .at(&grammar.source, t.span));
+        }
+    }
+    Ok(())
 }
 
 /// An ignored terminal never reaches the parser, so a rule using it could

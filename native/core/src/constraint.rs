@@ -11,8 +11,9 @@ use crate::compile::CompiledGrammar;
 use crate::error::{Error, ErrorKind, Result};
 use crate::glr::{Checkpoint, Gss, Head, Parser, ROOT};
 use crate::grammar::quote_bytes;
-use crate::ids::TokenId;
+use crate::ids::{TerminalId, TokenId};
 use crate::mask::dynamic::{dynamic_mask, DynamicScratch};
+use crate::mask::exact::{add_exact_tokens, ExactTokenMap};
 use crate::mask::oracle::oracle_mask;
 use crate::mask::TokenMask;
 use crate::sets::BitSet;
@@ -52,6 +53,8 @@ pub struct Constraint {
     pub vocab: Arc<Vocab>,
     end_tokens: Vec<TokenId>,
     end_token_set: BitSet,
+    /// Token id → the exact-token terminals it matches (bound in the grammar).
+    exact: ExactTokenMap,
     pub engine: Engine,
     pub optimization: Optimization,
     pub limits: RuntimeLimits,
@@ -79,11 +82,13 @@ impl Constraint {
             }
         }
         end.sort_unstable();
+        let exact = ExactTokenMap::new(&grammar, &vocab, &set)?;
         Ok(Arc::new(Constraint {
             grammar,
             vocab,
             end_tokens: end,
             end_token_set: set,
+            exact,
             engine: Engine::Dynamic,
             optimization,
             limits: RuntimeLimits::default(),
@@ -92,6 +97,10 @@ impl Constraint {
 
     pub fn end_tokens(&self) -> &[TokenId] {
         &self.end_tokens
+    }
+
+    pub fn exact_map(&self) -> &ExactTokenMap {
+        &self.exact
     }
 
     pub fn is_end_token(&self, t: TokenId) -> bool {
@@ -161,6 +170,7 @@ impl ConstraintState {
         match c.engine {
             Engine::Dynamic => dynamic_mask(parser, &mut self.gss, &self.heads, &c.vocab, &mut self.scratch, out),
         }
+        add_exact_tokens(parser, &mut self.gss, &self.heads, &c.exact, out);
         self.apply_end_tokens(out);
     }
 
@@ -171,7 +181,7 @@ impl ConstraintState {
             return TokenMask::new(c.vocab.len());
         }
         let parser = Parser::new(&c.grammar);
-        let mut out = oracle_mask(parser, &mut self.gss, &self.heads, &c.vocab, c.limits.max_heads);
+        let mut out = oracle_mask(parser, &mut self.gss, &self.heads, &c.vocab, &c.exact, c.limits.max_heads);
         self.apply_end_tokens(&mut out);
         out
     }
@@ -247,30 +257,20 @@ impl ConstraintState {
             self.ended = true;
             return Ok(());
         }
-        match c.vocab.kind(t) {
-            TokenKind::Bytes => {}
-            TokenKind::ExactOnly => {
-                return Err(Error::new(
-                    ErrorKind::Rejected,
-                    "token_rejected",
-                    format!("token {token} is a special token that this grammar does not allow here"),
-                ))
-            }
-            TokenKind::Missing => {
-                return Err(Error::new(
-                    ErrorKind::Rejected,
-                    "token_rejected",
-                    format!("token {token} is not in the vocabulary"),
-                ))
-            }
+        let exact = c.exact.terminals(t);
+        let has_bytes = c.vocab.kind(t) == TokenKind::Bytes;
+        if !has_bytes && exact.is_empty() {
+            let what = match c.vocab.kind(t) {
+                TokenKind::ExactOnly => "a special token that this grammar does not name",
+                _ => "not in the vocabulary",
+            };
+            return Err(Error::new(ErrorKind::Rejected, "token_rejected", format!("token {token} is {what}")));
         }
-        self.commit(c.vocab.bytes(t)).map_err(|e| {
+        let bytes = if has_bytes { c.vocab.bytes(t) } else { &[][..] };
+        self.commit(has_bytes.then_some(bytes), exact).map_err(|e| {
             if e.code() == "bytes_rejected" {
-                Error::new(
-                    ErrorKind::Rejected,
-                    "token_rejected",
-                    format!("token {token} ({}) is not allowed here", quote_bytes(c.vocab.bytes(t))),
-                )
+                let shown = if has_bytes { format!(" ({})", quote_bytes(bytes)) } else { String::new() };
+                Error::new(ErrorKind::Rejected, "token_rejected", format!("token {token}{shown} is not allowed here"))
             } else {
                 e
             }
@@ -285,27 +285,37 @@ impl ConstraintState {
                 "an end token was committed; no further bytes are allowed",
             ));
         }
-        self.commit(bytes)
+        self.commit(Some(bytes), &[])
     }
 
-    fn commit(&mut self, bytes: &[u8]) -> Result<()> {
+    /// Commit a token's bytes (if any) and/or its exact-token terminals; the
+    /// heads of both readings are kept.
+    fn commit(&mut self, bytes: Option<&[u8]>, exact: &[TerminalId]) -> Result<()> {
         let c = self.constraint.clone();
         let parser = Parser::new(&c.grammar);
         let cp = self.gss.checkpoint();
-        let after = match parser.step_bytes(&mut self.gss, &self.heads, bytes, c.limits.max_heads) {
-            Ok(after) => after,
-            Err(reached) => {
-                self.gss.truncate(cp);
-                return Err(Error::limit("max_heads", reached, c.limits.max_heads));
-            }
+        let mut after = match bytes {
+            None => Vec::new(),
+            Some(bytes) => match parser.step_bytes(&mut self.gss, &self.heads, bytes, c.limits.max_heads) {
+                Ok(after) => after,
+                Err(reached) => {
+                    self.gss.truncate(cp);
+                    return Err(Error::limit("max_heads", reached, c.limits.max_heads));
+                }
+            },
         };
+        if !exact.is_empty() {
+            after.extend(parser.step_exact(&mut self.gss, &self.heads, exact));
+            after.sort_unstable();
+            after.dedup();
+        }
         let live: Vec<Head> = after.into_iter().filter(|&h| parser.live(&mut self.gss, h)).collect();
         if live.is_empty() {
             self.gss.truncate(cp);
             return Err(Error::new(
                 ErrorKind::Rejected,
                 "bytes_rejected",
-                format!("bytes {} are not allowed here", quote_bytes(bytes)),
+                format!("bytes {} are not allowed here", quote_bytes(bytes.unwrap_or_default())),
             ));
         }
         self.history.push(Snapshot { heads: std::mem::replace(&mut self.heads, live), gss: cp, ended: self.ended });

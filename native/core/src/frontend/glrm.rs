@@ -12,7 +12,9 @@
 //! `/regex/flags` and other terminal names, with `|`, grouping and
 //! `* + ? {m,n}`. Rules (`nt`) use the same operators over rules, terminals
 //! and anonymous literal or regex terminals. `#`, `//` and `/* */` start
-//! comments. `extern token` / `extern grammar` slots are reserved.
+//! comments. `extern token NAME;` declares a slot for exact model tokens
+//! (special tokens), bound with `Grammar::bind_tokens` before compiling;
+//! `extern grammar` is reserved.
 
 use rustc_hash::FxHashMap;
 
@@ -47,6 +49,7 @@ struct File {
     terminals: Vec<(String, Ast, Span)>,
     rules: Vec<(String, Ast, Span)>,
     ignores: Vec<(Ast, Span)>,
+    extern_tokens: Vec<(String, Span)>,
 }
 
 struct GlrmParser<'a, 'b> {
@@ -93,7 +96,13 @@ impl GlrmParser<'_, '_> {
             ));
         }
         self.end_statement()?;
-        let mut file = File { start: None, terminals: Vec::new(), rules: Vec::new(), ignores: Vec::new() };
+        let mut file = File {
+            start: None,
+            terminals: Vec::new(),
+            rules: Vec::new(),
+            ignores: Vec::new(),
+            extern_tokens: Vec::new(),
+        };
         loop {
             self.trivia();
             if self.s.at_end() {
@@ -131,11 +140,17 @@ impl GlrmParser<'_, '_> {
                     file.ignores.push((body, span));
                 }
                 "extern" => {
-                    return Err(self.s.error(
-                        "unsupported_extern",
-                        "`extern` slots (exact tokens, child grammars) are not supported yet",
-                        Span::new(stmt_start, kw_span.end as usize),
-                    ));
+                    let (kind, kind_span) = self.name("`token` or `grammar` after `extern`")?;
+                    if kind != "token" {
+                        return Err(self.s.error(
+                            "unsupported_extern",
+                            format!("`extern {kind}` is not supported yet (only `extern token NAME;`)"),
+                            Span::new(stmt_start, kind_span.end as usize),
+                        ));
+                    }
+                    let name = self.name("the slot's name")?;
+                    self.end_statement()?;
+                    file.extern_tokens.push(name);
                 }
                 other => {
                     return Err(self.s.error(
@@ -269,6 +284,13 @@ fn lower(source: &std::sync::Arc<Source>, file: File) -> Result<Grammar> {
     let mut term_ids: FxHashMap<String, TerminalId> = FxHashMap::default();
     for (name, _, span) in &file.terminals {
         let id = b.named_terminal(name, patterns[name].clone(), *span)?;
+        term_ids.insert(name.clone(), id);
+    }
+    for (name, span) in &file.extern_tokens {
+        if term_ids.contains_key(name) || rule_names.contains_key(name.as_str()) {
+            return Err(b.error("duplicate_name", format!("`{name}` is defined more than once"), *span));
+        }
+        let id = b.exact_terminal(name, None, *span)?;
         term_ids.insert(name.clone(), id);
     }
     for (i, (ast, span)) in file.ignores.iter().enumerate() {

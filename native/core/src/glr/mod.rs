@@ -291,6 +291,35 @@ impl<'a> Parser<'a> {
         out.dedup();
     }
 
+    /// Commit an exact token matched by the terminals `exact`: the lexeme in
+    /// progress ends first, then each terminal is shifted. Afterwards nothing
+    /// is pending (start configuration): an exact token is not bytes, so no
+    /// lexeme and no longest-match exclusion continues across it.
+    pub fn step_exact(&self, gss: &mut Gss, heads: &[Head], exact: &[TerminalId]) -> Vec<Head> {
+        let configs = &self.g.lexer.configs;
+        let mut expanded = Vec::new();
+        self.expand_emissions(gss, heads, &mut |_| true, &mut expanded);
+        let mut tops: Tops = expanded
+            .iter()
+            .filter(|h| self.g.liveness.boundary_index[h.config.index()] != u32::MAX)
+            .map(|h| h.node)
+            .collect();
+        tops.sort_unstable();
+        tops.dedup();
+        let mut out = Vec::new();
+        if tops.is_empty() {
+            return out;
+        }
+        for &t in exact {
+            for node in self.shift(gss, &tops, t) {
+                out.push(Head { node, config: configs.start });
+            }
+        }
+        out.sort_unstable();
+        out.dedup();
+        out
+    }
+
     /// Commit bytes to a set of heads; returns the heads after the last byte
     /// (lexically alive, not yet filtered for liveness).
     pub fn step_bytes(

@@ -19,6 +19,19 @@ use crate::ids::{RuleId, TerminalId};
 use crate::source::{Source, Span};
 pub use pattern::Pattern;
 
+/// Model tokens a terminal matches by id instead of by bytes: special tokens
+/// named in the grammar (`@token(<id>)`) or an `extern token` slot bound later.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ExactTokens {
+    /// Token ids (empty while an extern slot is unbound).
+    pub tokens: Vec<u32>,
+    /// Fingerprint of the vocabulary the ids were taken from, when known;
+    /// compiling against another vocabulary is an error.
+    pub vocab: Option<u64>,
+    /// An `extern token` slot that must be bound before compiling.
+    pub slot: bool,
+}
+
 #[derive(Clone, Debug)]
 pub struct Terminal {
     /// Display name: the user's name, or the quoted literal for anonymous ones.
@@ -30,6 +43,8 @@ pub struct Terminal {
     /// (same start, same end), only those with the highest priority may end
     /// there. Longest match is still per terminal. Default 0.
     pub priority: i32,
+    /// `Some` for terminals matched by token id; their `pattern` is the empty language.
+    pub exact: Option<ExactTokens>,
     pub span: Span,
 }
 
@@ -61,6 +76,33 @@ pub struct Grammar {
 impl Grammar {
     pub fn terminal(&self, id: TerminalId) -> &Terminal {
         &self.terminals[id.index()]
+    }
+
+    /// Names of the `extern token` slots.
+    pub fn extern_token_slots(&self) -> Vec<&str> {
+        self.terminals.iter().filter(|t| t.exact.as_ref().is_some_and(|e| e.slot)).map(|t| t.name.as_str()).collect()
+    }
+
+    /// A copy with the `extern token` slot `name` bound to `tokens` of the
+    /// vocabulary with fingerprint `vocab`.
+    pub fn bind_tokens(&self, name: &str, tokens: Vec<u32>, vocab: u64) -> Result<Grammar> {
+        let Some(i) = self.terminals.iter().position(|t| t.name == name && t.exact.as_ref().is_some_and(|e| e.slot))
+        else {
+            let slots = self.extern_token_slots();
+            return Err(Error::grammar(
+                "unknown_slot",
+                format!(
+                    "`{name}` is not an extern token slot of this grammar (slots: {})",
+                    if slots.is_empty() { "none".to_string() } else { slots.join(", ") }
+                ),
+            ));
+        };
+        if tokens.is_empty() {
+            return Err(Error::grammar("empty_binding", format!("binding `{name}` needs at least one token")));
+        }
+        let mut g = self.clone();
+        g.terminals[i].exact = Some(ExactTokens { tokens, vocab: Some(vocab), slot: false });
+        Ok(g)
     }
     pub fn rule(&self, id: RuleId) -> &Rule {
         &self.rules[id.index()]
@@ -120,6 +162,7 @@ impl GrammarBuilder {
             pattern: Pattern::literal(bytes),
             ignored: false,
             priority: 0,
+            exact: None,
             span,
         });
         self.literal_ids.insert(bytes.to_vec(), id);
@@ -140,7 +183,14 @@ impl GrammarBuilder {
         if let Some(bytes) = pattern.as_literal() {
             self.literal_ids.insert(bytes.to_vec(), id);
         }
-        self.terminals.push(Terminal { name: display.to_string(), pattern, ignored: false, priority: 0, span });
+        self.terminals.push(Terminal {
+            name: display.to_string(),
+            pattern,
+            ignored: false,
+            priority: 0,
+            exact: None,
+            span,
+        });
         id
     }
 
@@ -150,7 +200,39 @@ impl GrammarBuilder {
             return Err(self.error("duplicate_terminal", format!("terminal `{name}` is defined more than once"), span));
         }
         let id = TerminalId::from_usize(self.terminals.len());
-        self.terminals.push(Terminal { name: name.to_string(), pattern, ignored: false, priority: 0, span });
+        self.terminals.push(Terminal {
+            name: name.to_string(),
+            pattern,
+            ignored: false,
+            priority: 0,
+            exact: None,
+            span,
+        });
+        self.terminal_names.insert(name.to_string(), id);
+        Ok(id)
+    }
+
+    /// A terminal matched by model token id. `tokens: None` declares an
+    /// `extern token` slot to be bound before compiling. Names are unique;
+    /// `@token(<id>)` atoms share one terminal per name.
+    pub fn exact_terminal(&mut self, name: &str, tokens: Option<Vec<u32>>, span: Span) -> Result<TerminalId> {
+        if let Some(&id) = self.terminal_names.get(name) {
+            let t = &self.terminals[id.index()];
+            if t.exact.as_ref().is_some_and(|e| !e.slot && Some(&e.tokens) == tokens.as_ref()) {
+                return Ok(id);
+            }
+            return Err(self.error("duplicate_terminal", format!("terminal `{name}` is defined more than once"), span));
+        }
+        let id = TerminalId::from_usize(self.terminals.len());
+        let slot = tokens.is_none();
+        self.terminals.push(Terminal {
+            name: name.to_string(),
+            pattern: Pattern::Alt(Vec::new()),
+            ignored: false,
+            priority: 0,
+            exact: Some(ExactTokens { tokens: tokens.unwrap_or_default(), vocab: None, slot }),
+            span,
+        });
         self.terminal_names.insert(name.to_string(), id);
         Ok(id)
     }

@@ -164,6 +164,17 @@ impl Liveness {
                 rel[b].insert(f as usize);
             }
         }
+        // An exact-token terminal can follow any boundary and breaks every
+        // lexeme in progress: afterwards nothing is pending (the start configuration).
+        let start_lex = boundary_index[lexer.configs.start.index()] as usize;
+        for (t, term) in grammar.terminals.iter().enumerate() {
+            if term.exact.is_some() {
+                let rel = term_rel[t].get_or_insert_with(|| empty_rel(num_lex));
+                for row in rel.iter_mut().take(boundaries.len()) {
+                    row.insert(start_lex);
+                }
+            }
+        }
         // Reach_T = Ign ∘ T ∘ Ign.
         let term_reach: Vec<Option<Rel>> = term_rel
             .iter()

@@ -8,6 +8,7 @@
 //!   soon as its prefix is lexically dead.
 
 pub mod dynamic;
+pub mod exact;
 pub mod oracle;
 
 use crate::sets::BitSet;
