@@ -10,13 +10,19 @@ step ask which tokens may come next (``state.mask()`` or
     state = constraint.start()
     state.mask()            # numpy bool array, one entry per token id
     state.commit_token(0)
+
+Real vocabularies come from tokenizer files or objects:
+``Vocab.from_hf``, ``from_tiktoken``, ``from_tekken``, ``from_sentencepiece``
+and ``from_llama_cpp``; ``vocab.token(id)`` / ``vocab.tokens(ids)`` give
+exact-token handles tied to that vocabulary, and ``vocab.eos_token_ids`` the
+end tokens its reader detected.
 """
 
 from __future__ import annotations
 
 import enum
 
-from glrmask._internal import Constraint, ConstraintState, Grammar, Vocab
+from glrmask._internal import Constraint, ConstraintState, ExactToken, ExactTokens, Grammar, Vocab
 from glrmask._internal import __version__ as __version__
 from glrmask.errors import (
     GlrmaskError,
@@ -45,6 +51,8 @@ class Optimization(enum.Enum):
 
 __all__ = [
     "Vocab",
+    "ExactToken",
+    "ExactTokens",
     "Grammar",
     "Constraint",
     "ConstraintState",

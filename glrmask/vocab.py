@@ -4,19 +4,20 @@ The file formats (``tokenizer.json``, tiktoken rank files, tekken JSON,
 SentencePiece ``.model``) are read in Rust (``glrmask_core::vocab::loaders``);
 this module only turns *objects* into what those readers or the generic
 constructor take, so no loop over tokens runs here except where the object
-offers nothing better (llama.cpp, a ``tiktoken.Encoding``):
+offers nothing better (llama.cpp answers one token at a time):
 
 - :func:`hf_tokenizer_json`: a ``transformers`` tokenizer, a
   ``tokenizers.Tokenizer`` or a path → ``tokenizer.json`` text and its EOS names.
-- :func:`tiktoken_parts`: a ``tiktoken.Encoding`` → token table.
+- :func:`tiktoken_tables`: a ``tiktoken.Encoding`` → its ranks and special
+  tokens (built in Rust, ``tiktoken::from_ranks``).
 - :func:`llama_cpp_parts`: a ``llama_cpp.Llama`` → token table, with EOG,
   control, unused, unknown and empty-piece ids exact-only (seed 004).
 
 A token table is :class:`VocabParts`: per id, ``bytes`` (matched by the
 lexer), :data:`EXACT` (exact-only) or ``None`` (missing), plus names of
-exact-only ids and end tokens. Wiring to ``glrmask.Vocab`` constructors
-(``from_hf``, ``from_tiktoken``, ``from_llama_cpp``, …) lives with the
-bindings.
+exact-only ids and end tokens. The ``glrmask.Vocab`` constructors
+(``from_hf``, ``from_tiktoken``, ``from_llama_cpp``) call these from Rust
+(``native/python/src/lib.rs``); use those, not this module.
 """
 
 from __future__ import annotations
@@ -109,21 +110,19 @@ def _eos_name(value: Any) -> Optional[str]:
     return getattr(value, "content", None)
 
 
-def tiktoken_parts(encoding: Any, vocab_size: Optional[int] = None) -> VocabParts:
-    """Token table of a ``tiktoken.Encoding`` (ranks are ids; ids in
-    neither ranks nor specials are missing)."""
-    ranks: dict = encoding._mergeable_ranks
-    specials: dict = encoding._special_tokens
-    n = max([*ranks.values(), *specials.values()], default=-1) + 1
-    tokens: list = [None] * max(n, vocab_size or 0)
-    for token, rank in ranks.items():
-        tokens[rank] = bytes(token)
-    names = {}
-    for name, i in specials.items():
-        tokens[i] = EXACT
-        names[i] = name
-    eos = sorted(i for i, name in names.items() if name in END_TOKEN_NAMES)
-    return VocabParts(tokens, names, eos)
+def tiktoken_tables(encoding: Any) -> tuple[dict, dict]:
+    """A ``tiktoken.Encoding``'s mergeable ranks (``{bytes: rank}``) and
+    special tokens (``{name: id}``), for the Rust reader. The Encoding has
+    no public accessor for the ranks: this reads its ``_mergeable_ranks`` /
+    ``_special_tokens`` (tiktoken 0.4 to 0.14), and refuses anything else."""
+    ranks = getattr(encoding, "_mergeable_ranks", None)
+    specials = getattr(encoding, "_special_tokens", None)
+    if not isinstance(ranks, dict) or not isinstance(specials, dict):
+        raise TypeError(
+            f"cannot read a vocabulary from {type(encoding).__name__}: expected a tiktoken.Encoding "
+            "or a path to a tiktoken rank file"
+        )
+    return ranks, specials
 
 
 def llama_cpp_parts(llm: Any) -> VocabParts:
@@ -170,7 +169,7 @@ def llama_cpp_parts(llm: Any) -> VocabParts:
         special = a & (LLAMA_TOKEN_ATTR_CONTROL | LLAMA_TOKEN_ATTR_UNUSED | LLAMA_TOKEN_ATTR_UNKNOWN)
         if i in eog or special or not piece:
             tokens.append(EXACT)
-            names[i] = name if name is not None else f"<[{i}]>"
+            names[i] = name if name else f"<[{i}]>"
         else:
             tokens.append(piece)
     return VocabParts(tokens, names, sorted(eog))

@@ -139,9 +139,12 @@ def _byte_level_table() -> dict[int, str]:
     if _TABLE:
         return _TABLE
     bl = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)
-    for cp in list(range(0x80)) + list(range(0x80, 0x800, 1)) + [0x800 + (k << 6) for k in range(0, 0x3E0)] + [
-        0x10000 + (k << 12) for k in range(0x100)
-    ]:
+    for cp in (
+        list(range(0x80))
+        + list(range(0x80, 0x800, 1))
+        + [0x800 + (k << 6) for k in range(0, 0x3E0)]
+        + [0x10000 + (k << 12) for k in range(0x100)]
+    ):
         if 0xD800 <= cp < 0xE000:
             continue
         ch = chr(cp)
@@ -237,7 +240,7 @@ def reference(name: str) -> list[Ref]:
 ROUND_TRIP_TEXTS = [
     'def fib(n: int) -> int:\n    """Return the n-th Fibonacci number."""\n    if n < 2:\n        return n\n'
     "    return fib(n - 1) + fib(n - 2)\n\n\tprint(fib(10))  # 55\r\n",
-    "fn main() {\n    let v: Vec<u8> = (0..=255).collect();\n    println!(\"{:?}\", &v[..4]);\n}\n",
+    'fn main() {\n    let v: Vec<u8> = (0..=255).collect();\n    println!("{:?}", &v[..4]);\n}\n',
     '{"name": "Zoë", "tags": ["a", "b\\u00e9"], "nested": {"x": [1, 2.5e-3, null, true]}, "empty": {}}',
     "Grüße aus Köln! Ça va très bien. Привет, мир! Γειά σου κόσμε. مرحبا بالعالم. नमस्ते दुनिया",
     "中文测试：我们的模型能否正确处理汉字？日本語のテキストも、カタカナもひらがなも。한국어 문장도 있습니다.",
@@ -321,7 +324,7 @@ if __name__ == "__main__":
     failed = False
     for name in FILES:
         rows = _load_dump(dump_dir / f"{name}.tsv")
-        problems = compare(reference(name), lambda i: rows[i], len(rows))
+        problems = compare(reference(name), lambda i, rows=rows: rows[i], len(rows))
         print(f"{name}: {len(rows)} ids, {len(problems)} differences")
         for p in problems[:10]:
             print("   ", p)

@@ -67,6 +67,24 @@ pub enum VocabFormat {
     Tekken,
     /// SentencePiece `.model` protobuf.
     SentencePiece,
+    /// A llama.cpp model's token table (extracted by the Python layer from
+    /// llama-cpp-python; its end tokens are llama.cpp's EOG ids).
+    LlamaCpp,
+}
+
+impl VocabFormat {
+    /// A stable snake_case name (`"hf_byte_level"`, `"tiktoken"`, …).
+    pub fn name(self) -> &'static str {
+        match self {
+            VocabFormat::HfByteLevel => "hf_byte_level",
+            VocabFormat::HfSentencePiece => "hf_sentencepiece",
+            VocabFormat::HfRaw => "hf_raw",
+            VocabFormat::Tiktoken => "tiktoken",
+            VocabFormat::Tekken => "tekken",
+            VocabFormat::SentencePiece => "sentencepiece",
+            VocabFormat::LlamaCpp => "llama_cpp",
+        }
+    }
 }
 
 /// One entry when building a vocabulary.
@@ -228,6 +246,52 @@ impl Vocab {
     /// End-of-sequence and end-of-turn tokens detected by the loader, ascending.
     pub fn eos_token_ids(&self) -> &[TokenId] {
         &self.meta.eos_token_ids
+    }
+
+    /// `id` as a model token of this vocabulary: a bytes or exact-only id.
+    /// Missing and out-of-range ids are a [`ErrorKind::Vocab`] error
+    /// (`unknown_token`): the model never produces them.
+    pub fn token_id(&self, id: u32) -> Result<TokenId> {
+        let t = TokenId(id);
+        match self.kind(t) {
+            TokenKind::Missing if t.index() >= self.len() => Err(Error::new(
+                ErrorKind::Vocab,
+                "unknown_token",
+                format!("token id {id} is out of range: the vocabulary has {} ids", self.len()),
+            )),
+            TokenKind::Missing => Err(Error::new(
+                ErrorKind::Vocab,
+                "unknown_token",
+                format!("token id {id} is a gap in this vocabulary (no token has this id)"),
+            )),
+            _ => Ok(t),
+        }
+    }
+
+    /// [`Vocab::token_id`] for each of `ids`, in order.
+    pub fn token_ids(&self, ids: &[u32]) -> Result<Vec<TokenId>> {
+        ids.iter().map(|&id| self.token_id(id)).collect()
+    }
+
+    /// Check that something made for the vocabulary with `fingerprint` (an
+    /// exact-token handle, an artifact) fits this one: the full mappings
+    /// must be equal, not just the sizes. `what` names the thing in the
+    /// message (`"end token 2"`); the code is `vocab_mismatch`.
+    pub fn check_fingerprint(&self, fingerprint: u64, what: &str) -> Result<()> {
+        if fingerprint == self.fingerprint {
+            return Ok(());
+        }
+        Err(Error::new(
+            ErrorKind::Vocab,
+            "vocab_mismatch",
+            format!(
+                "{what} belongs to a different vocabulary (fingerprint {fingerprint:#018x}) than this one \
+                 ({} ids, fingerprint {:#018x}); make exact tokens with `token()`/`tokens()` of the \
+                 vocabulary you compile with",
+                self.len(),
+                self.fingerprint
+            ),
+        ))
     }
 }
 

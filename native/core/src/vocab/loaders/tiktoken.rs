@@ -80,7 +80,31 @@ pub fn guess_encoding(ranks: usize) -> Option<&'static str> {
 /// but each id once. `vocab_size` pads (or cuts) the id space to the
 /// model's logits width.
 pub fn load(data: &[u8], special_tokens: &[(String, u32)], vocab_size: Option<usize>) -> Result<Arc<Vocab>> {
-    let mut b = parse_ranks(data)?;
+    with_specials(parse_ranks(data)?, special_tokens, vocab_size)
+}
+
+/// Build from an encoding's tables already in memory (a `tiktoken.Encoding`'s
+/// mergeable ranks and special tokens): the same rules as [`load`].
+pub fn from_ranks(
+    ranks: impl IntoIterator<Item = (Vec<u8>, u32)>,
+    special_tokens: &[(String, u32)],
+    vocab_size: Option<usize>,
+) -> Result<Arc<Vocab>> {
+    let ranks = ranks.into_iter();
+    let mut b = Builder::new(VocabFormat::Tiktoken, ranks.size_hint().0);
+    for (token, rank) in ranks {
+        if token.is_empty() {
+            return Err(vocab_error("tiktoken_empty_token", format!("rank {rank} is an empty byte string")));
+        }
+        b.bytes(rank as usize, token, "rank given twice")?;
+    }
+    if b.len() == 0 {
+        return Err(vocab_error("tiktoken_empty", "the encoding has no ranks"));
+    }
+    with_specials(b, special_tokens, vocab_size)
+}
+
+fn with_specials(mut b: Builder, special_tokens: &[(String, u32)], vocab_size: Option<usize>) -> Result<Arc<Vocab>> {
     for (name, id) in special_tokens {
         let id = *id as usize;
         if b.is_set(id) {
@@ -167,6 +191,19 @@ mod tests {
         assert_eq!(v.token_name(TokenId(4)), Some("<|endoftext|>"));
         assert_eq!(v.eos_token_ids(), &[TokenId(4)]);
         assert_eq!(v.kind(TokenId(5)), TokenKind::Missing);
+    }
+
+    #[test]
+    fn from_ranks_matches_load() {
+        let specials = [("<|endoftext|>".to_string(), 4)];
+        let a = load(b"YQ== 0\nYmM= 2\n", &specials, Some(6)).unwrap();
+        let b = from_ranks([(b"bc".to_vec(), 2), (b"a".to_vec(), 0)], &specials, Some(6)).unwrap();
+        assert_eq!(a.fingerprint(), b.fingerprint());
+        assert_eq!(a.metadata(), b.metadata());
+        let code = |r: Vec<(Vec<u8>, u32)>| from_ranks(r, &[], None).unwrap_err().code();
+        assert_eq!(code(vec![]), "tiktoken_empty");
+        assert_eq!(code(vec![(vec![], 0)]), "tiktoken_empty_token");
+        assert_eq!(code(vec![(b"a".to_vec(), 0), (b"b".to_vec(), 0)]), "duplicate_token_id");
     }
 
     #[test]

@@ -1,0 +1,251 @@
+"""Type stub of the native extension ``glrmask._internal`` (``native/python/src/lib.rs``).
+
+Checked against the built module with ``python -m mypy.stubtest glrmask._internal``.
+Token ids are ``int`` in ``[0, vocab_size)``; masks are NumPy arrays indexed by token id.
+"""
+
+import os
+from collections.abc import Iterable
+from typing import Any, final
+
+import numpy as np
+import numpy.typing as npt
+from typing_extensions import TypeAlias
+
+__all__ = ["Vocab", "ExactToken", "ExactTokens", "Grammar", "Constraint", "ConstraintState", "__version__"]
+
+__version__: str
+
+_Path: TypeAlias = str | os.PathLike[str]
+_EndToken: TypeAlias = int | ExactToken | ExactTokens
+
+@final
+class Vocab:
+    """A model vocabulary: token id → bytes.
+
+    Each id is a bytes token (matched by its bytes), exact-only (special and
+    added tokens, empty pieces: allowed only as end tokens or where a grammar
+    binds them) or missing (a gap: never allowed).
+    """
+
+    @staticmethod
+    def from_dict(mapping: dict[bytes, int]) -> Vocab:
+        """Build from ``{token bytes: token id}``; ids not given are gaps."""
+
+    @staticmethod
+    def from_id_to_bytes(mapping: dict[int, bytes] | list[bytes | None]) -> Vocab:
+        """Build from ``{token id: bytes}`` or a list indexed by id (None: a gap)."""
+
+    @staticmethod
+    def from_hf(tokenizer_or_path: Any, vocab_size: int | None = None) -> Vocab:
+        """Read a Hugging Face tokenizer: a ``transformers`` fast tokenizer, a
+        ``tokenizers.Tokenizer``, or a path to ``tokenizer.json`` (or its folder).
+
+        ``vocab_size``: the model's logits width in ids; the id space is padded
+        with gaps or cut to it.
+        """
+
+    @staticmethod
+    def from_tiktoken(
+        encoding_or_path: Any,
+        vocab_size: int | None = None,
+        special_tokens: dict[str, int] | None = None,
+    ) -> Vocab:
+        """Read a ``tiktoken.Encoding`` or a tiktoken rank file (ranks are ids).
+
+        ``special_tokens`` (``{name: id}``, exact-only) defaults to the
+        encoding's own, or for a file to those of the OpenAI encoding it is
+        named after. Ids defined by neither are gaps, never allowed.
+        """
+
+    @staticmethod
+    def from_tekken(path: _Path, vocab_size: int | None = None) -> Vocab:
+        """Read a Mistral tekken JSON file; special tokens are exact-only."""
+
+    @staticmethod
+    def from_sentencepiece(path: _Path, vocab_size: int | None = None) -> Vocab:
+        """Read a SentencePiece ``.model`` file (``▁`` → space, ``<0xXX>`` → one byte)."""
+
+    @staticmethod
+    def from_llama_cpp(llm: Any) -> Vocab:
+        """Read a ``llama_cpp.Llama``'s vocabulary: ``llm.n_vocab()`` ids; EOG,
+        control, unused, unknown and empty-piece ids are exact-only, the EOG
+        ids are :attr:`llama_cpp_end_token_ids`."""
+
+    def token(self, token_id: int) -> ExactToken:
+        """An exact-token handle bound to this vocabulary's identity.
+
+        Raises ``VocabError`` for a gap or an id out of range.
+        """
+
+    def tokens(self, token_ids: Iterable[int]) -> ExactTokens:
+        """Exact-token handles for ``token_ids``, in order (as :meth:`token`)."""
+
+    @property
+    def eos_token_ids(self) -> list[int]:
+        """End-of-sequence / end-of-turn token ids the reader detected, ascending."""
+
+    @property
+    def llama_cpp_end_token_ids(self) -> list[int]:
+        """llama.cpp's EOG ids (ascending); only on vocabularies from :meth:`from_llama_cpp`,
+        ``AttributeError`` otherwise."""
+
+    def token_name(self, token_id: int) -> str | None:
+        """Display name of a token (``"<|endoftext|>"``), or None."""
+
+    def token_by_name(self, name: str) -> int | None:
+        """The lowest token id whose display name is ``name``, or None."""
+
+    def token_kind(self, token_id: int) -> str:
+        """``"bytes"``, ``"exact"`` (exact-only) or ``"missing"`` (a gap or out of range)."""
+
+    @property
+    def format(self) -> str | None:
+        """The file format read (``"hf_byte_level"``, ``"tiktoken"``, …), or None."""
+
+    def __len__(self) -> int:
+        """Number of token ids (one past the largest id)."""
+
+    @property
+    def size(self) -> int:
+        """Number of token ids (one past the largest id)."""
+
+    def token_bytes(self, token_id: int) -> bytes | None:
+        """The bytes of a token, or None for exact-only and missing ids."""
+
+    @property
+    def fingerprint(self) -> int:
+        """A 64-bit hash of the full id → bytes mapping (the vocabulary's identity)."""
+
+@final
+class ExactToken:
+    """One token id bound to a vocabulary's identity (``Vocab.token(id)``)."""
+
+    @property
+    def id(self) -> int:
+        """The token id."""
+
+    @property
+    def fingerprint(self) -> int:
+        """``Vocab.fingerprint`` of the vocabulary it belongs to."""
+
+    @property
+    def name(self) -> str | None:
+        """The token's display name, or None."""
+
+    def __int__(self) -> int: ...
+    def __eq__(self, other: object, /) -> bool: ...
+    def __hash__(self) -> int: ...
+
+@final
+class ExactTokens:
+    """Token ids bound to one vocabulary's identity (``Vocab.tokens(ids)``)."""
+
+    @property
+    def ids(self) -> list[int]:
+        """The token ids, in the order given."""
+
+    @property
+    def fingerprint(self) -> int:
+        """``Vocab.fingerprint`` of the vocabulary they belong to."""
+
+    def __len__(self) -> int: ...
+    def __eq__(self, other: object, /) -> bool: ...
+    def __hash__(self) -> int: ...
+
+@final
+class Grammar:
+    """An immutable grammar description; compile it against a vocabulary."""
+
+    @staticmethod
+    def from_glrm(text: str) -> Grammar:
+        """Parse a grammar in the native GLRM format."""
+
+    @staticmethod
+    def from_ebnf(text: str) -> Grammar:
+        """Parse an EBNF / GBNF grammar (``root ::= ...``)."""
+
+    def compile(
+        self,
+        vocab: Vocab,
+        end_tokens: ExactToken | ExactTokens | Iterable[_EndToken] | None = None,
+        optimization: Any = None,
+    ) -> Constraint:
+        """Compile against ``vocab``.
+
+        ``end_tokens``: token ids or ``ExactToken``/``ExactTokens`` handles of
+        this same vocabulary (``VocabError`` otherwise), allowed only where the
+        grammar accepts. ``optimization``: a ``glrmask.Optimization`` or its value.
+        """
+
+    def describe(self) -> str:
+        """Sizes of the compiled tables, one per line."""
+
+@final
+class Constraint:
+    """A grammar compiled with a vocabulary: immutable, shareable across threads."""
+
+    def start(self) -> ConstraintState:
+        """A fresh state for one generated sequence."""
+
+    @property
+    def vocab_size(self) -> int:
+        """Number of token ids in the vocabulary (the natural mask length)."""
+
+    @property
+    def end_tokens(self) -> list[int]:
+        """The end token ids, ascending."""
+
+    @property
+    def engine(self) -> str:
+        """The mask engine in use (``"dynamic"``)."""
+
+@final
+class ConstraintState:
+    """Mutable state for one generated sequence."""
+
+    def mask(self, size: int | None = None) -> npt.NDArray[np.bool_]:
+        """Allowed next tokens: bool, shape ``(size,)`` (default ``vocab_size``);
+        ids at or past ``vocab_size`` are False. ``size < vocab_size`` raises ``ValueError``."""
+
+    def fill_mask(self, words: npt.NDArray[np.int32 | np.uint32]) -> None:
+        """Fill a caller-owned packed mask: int32 or uint32, C-contiguous, writable, shape
+        ``(n,)`` with ``n >= ceil(vocab_size / 32)``; bit i of word i // 32 is token i.
+        Every word is written (bits past ``vocab_size`` are 0)."""
+
+    def commit_token(self, token_id: int) -> None:
+        """Advance by one token; ``RejectedError`` (state unchanged) if it is not allowed."""
+
+    def commit_bytes(self, data: bytes) -> None:
+        """Advance by raw bytes (one history entry for :meth:`rollback`)."""
+
+    def forced(self, limit: int = 64) -> list[int]:
+        """Tokens that are the only choice, in order, at most ``limit``."""
+
+    def is_accepting(self) -> bool:
+        """The grammar accepts what was committed so far."""
+
+    def is_rejected(self) -> bool:
+        """No continuation can ever be accepted."""
+
+    def is_ended(self) -> bool:
+        """An end token was committed."""
+
+    def rollback(self, n: int = 1) -> None:
+        """Undo the last ``n`` commits exactly."""
+
+    @property
+    def history_len(self) -> int:
+        """Number of commits that can be rolled back."""
+
+    def copy(self) -> ConstraintState:
+        """An independent copy of this state."""
+
+    def __copy__(self) -> ConstraintState: ...
+    def __deepcopy__(self, memo: Any, /) -> ConstraintState: ...
+    @property
+    def vocab_size(self) -> int:
+        """Number of token ids in the vocabulary."""
+
+    def _oracle_mask(self) -> npt.NDArray[np.bool_]:
+        """The brute-force mask, bool, shape ``(vocab_size,)``: slow, for tests."""
