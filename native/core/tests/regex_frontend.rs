@@ -149,3 +149,24 @@ fn lexeme_returning_to_the_start_state_is_not_a_boundary() {
         .unwrap();
     check(&m, &["z", "xyz"], &["zxy", "zx", "xy"]);
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
+
+    /// Arbitrary pattern text: a grammar or an error with a location, never a panic.
+    #[test]
+    fn arbitrary_patterns_never_panic(pieces in prop::collection::vec(prop::sample::select(vec![
+        "a", "[", "]", "^", "-", "(", ")", "(?=", "(?!", "(?<=", "(?<!", "(?:", "(?P<n>", "{", "}", "2", ",", "*", "+",
+        "?", "|", "\\", "\\d", "\\1", ".", "$", "é", "\\u00e9", "\\p{L}", "#", " ",
+    ]), 0..16)) {
+        let text = pieces.concat();
+        match regex_grammar(&text) {
+            Ok(g) => {
+                if let Err(e) = Matcher::new(g) {
+                    prop_assert!(e.line_col().is_some() || e.kind() != glrmask_core::ErrorKind::Grammar, "{}", e);
+                }
+            }
+            Err(e) => prop_assert!(e.line_col().is_some(), "{:?}: {}", text, e),
+        }
+    }
+}

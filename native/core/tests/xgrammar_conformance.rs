@@ -298,6 +298,8 @@ fn grammar_errors() {
         match build(spec).and_then(Matcher::new) {
             Err(e) => {
                 assert_eq!(e.kind(), glrmask_core::ErrorKind::Grammar, "{text:?}: {e}");
+                // Every error names line:column with a caret excerpt.
+                assert!(e.line_col().is_some() && e.to_string().contains('^'), "{text:?}: no location in {e}");
                 failed += 1;
             }
             Ok(_) if ACCEPTED_ON_PURPOSE.iter().any(|(g, _)| *g == text) => accepted.push(text),

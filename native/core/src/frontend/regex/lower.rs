@@ -36,8 +36,9 @@
 //!   lies outside, so every look-around lowers exactly.
 //!
 //! Look-arounds and lazy quantifiers must sit in the top-level sequence of a
-//! branch (alternations around them are distributed); inside a repetition
-//! they are refused with a clear error.
+//! branch: alternations around them are distributed, and short bounded
+//! repetitions (`(...)?`, up to 3) unrolled into alternatives; inside any
+//! other repetition they are refused with a clear error.
 
 use std::sync::Arc;
 
@@ -72,6 +73,8 @@ pub enum Mode {
 }
 
 const MAX_BRANCHES: usize = 256;
+/// Bounded repetitions of special expressions up to this count are unrolled.
+const MAX_UNROLL: u32 = 3;
 
 impl TermExpr {
     /// A regex, keeping the structure around lazy quantifiers and look-arounds.
@@ -228,6 +231,11 @@ fn branches(expr: &TermExpr, mode: Mode) -> Result<Vec<Vec<Item>>> {
             Ok(out)
         }
         TermExpr::Repeat { expr: inner, min, max, at, .. } => {
+            if let Some(max) = max.filter(|&m| inner.is_special(mode) && m <= MAX_UNROLL) {
+                // A short bounded repetition (`(x (?!y))?`) is its alternatives.
+                let alts = (*min..=max).map(|k| TermExpr::Seq(vec![(**inner).clone(); k as usize])).collect();
+                return branches(&TermExpr::Alt(alts), mode);
+            }
             if inner.is_special(mode) {
                 let at = inner.first_loc().unwrap_or(at);
                 return Err(error(
