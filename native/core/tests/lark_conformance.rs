@@ -189,6 +189,33 @@ fn lark_corpus() {
     assert!(failures.is_empty(), "{} failures:\n{}", failures.len(), failures.join("\n"));
 }
 
+/// The corpus has (almost) only members; these non-members pin that the
+/// grammars are not accepting everything. Each is rejected by Lark too.
+#[test]
+fn non_members() {
+    let Some(root) = conformance_dir() else { return };
+    let json = root.join("lark/grammars/embedded/json_parser__json_grammar.lark");
+    let m = compile(&json, &grammar_text(&json), "start").unwrap();
+    for bad in ["[1,]", "{\"a\" 1}", "tru", "\"a\nb\"", "{\"a\":1}}", "[\"x\" \"y\"]", "\"\\\"", "- 1"] {
+        assert!(!m.accepts(bad.as_bytes()), "json accepted {bad:?}");
+    }
+    let big = std::fs::read(root.join("lark/inputs/json/llguidance_expected_maskbench.json")).unwrap();
+    let mut s = m.constraint.start();
+    s.commit_bytes(&big[..big.len() - 1]).unwrap();
+    assert!(!s.is_accepting(), "a truncated document is a prefix, not a member");
+    assert!(s.commit_bytes(b"x").is_err());
+    let lark = root.join("lark/grammars/lark/grammars/lark.lark");
+    let m = compile(&lark, &grammar_text(&lark), "start").unwrap();
+    for good in ["start: \"a\"\n", "a: b | c\n  | d\n", "%import common.WS\n%ignore WS\n", "X.2: /x/i\n"] {
+        assert!(m.accepts(good.as_bytes()), "lark.lark rejected {good:?}");
+    }
+    for bad in
+        ["start \"a\"\n", "start: (a\n", "start: a)\n", "start: \"a\n", "%import\n", ": a\n", "a: b ~\n", "a: [b\n"]
+    {
+        assert!(!m.accepts(bad.as_bytes()), "lark.lark accepted {bad:?}");
+    }
+}
+
 /// The look-aheads the two edits remove are refused, with a location.
 #[test]
 fn unedited_grammars_fail_clearly() {
