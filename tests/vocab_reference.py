@@ -20,6 +20,7 @@ own byte-level pre-tokenizer maps our bytes back to the piece.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
 import sys
 from pathlib import Path
@@ -275,21 +276,34 @@ def tiktoken_encoding(name: str):
 def encode(name: str, text: str) -> tuple[list[int], bytes]:
     """The real tokenizer's ids for ``text`` and the bytes they stand for
     (SentencePiece adds its dummy-prefix space)."""
+    tok = _tokenizer(name)
+    if name == "deepseek":
+        return tok.encode(text, add_special_tokens=False).ids, text.encode()
+    if name in ("o200k", "cl100k"):
+        return tok.encode_ordinary(text), text.encode()
+    if name == "tekken":
+        return tok.encode(text, bos=False, eos=False), text.encode()
+    return tok.encode(text), b" " + text.encode()
+
+
+@functools.cache
+def _tokenizer(name: str):
+    """The real tokenizer for ``FILES[name]``, loaded once."""
     path = TOKENIZERS_DIR / FILES[name][0]
     if name == "deepseek":
         from tokenizers import Tokenizer
 
-        return Tokenizer.from_file(str(path)).encode(text, add_special_tokens=False).ids, text.encode()
+        return Tokenizer.from_file(str(path))
     if name in ("o200k", "cl100k"):
-        return tiktoken_encoding(f"{name}_base").encode_ordinary(text), text.encode()
+        return tiktoken_encoding(f"{name}_base")
     if name == "tekken":
         from mistral_common.tokens.tokenizers.tekken import Tekkenizer
 
-        return Tekkenizer.from_file(path).encode(text, bos=False, eos=False), text.encode()
+        return Tekkenizer.from_file(path)
     if name == "mistral_sp":
         import sentencepiece as spm
 
-        return spm.SentencePieceProcessor(model_file=str(path)).encode(text), b" " + text.encode()
+        return spm.SentencePieceProcessor(model_file=str(path))
     raise KeyError(name)
 
 

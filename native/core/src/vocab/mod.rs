@@ -312,3 +312,24 @@ impl Fnv {
         self.0
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn token_ids_and_fingerprint_checks() {
+        let v = Vocab::new(vec![TokenDef::Bytes(b"a".to_vec()), TokenDef::Missing, TokenDef::ExactOnly]).unwrap();
+        assert_eq!(v.token_id(0).unwrap(), TokenId(0));
+        assert_eq!(v.token_id(2).unwrap(), TokenId(2));
+        assert_eq!(v.token_id(1).unwrap_err().code(), "unknown_token");
+        assert_eq!(v.token_id(3).unwrap_err().code(), "unknown_token");
+        assert_eq!(v.token_ids(&[2, 0]).unwrap(), vec![TokenId(2), TokenId(0)]);
+        assert!(v.token_ids(&[0, 1]).is_err());
+        assert!(v.check_fingerprint(v.fingerprint(), "end token 2").is_ok());
+        let other = Vocab::new(vec![TokenDef::Bytes(b"b".to_vec()), TokenDef::Missing, TokenDef::ExactOnly]).unwrap();
+        let e = v.check_fingerprint(other.fingerprint(), "end token 2").unwrap_err();
+        assert_eq!((e.kind(), e.code()), (ErrorKind::Vocab, "vocab_mismatch"));
+        assert!(e.to_string().contains("end token 2 belongs to a different vocabulary"));
+    }
+}
