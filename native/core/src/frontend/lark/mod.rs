@@ -14,7 +14,10 @@
 //! `%ignore`; `%import common.NAME` (Lark's `common.lark` and `unicode.lark`
 //! are built in, and other modules, also relative ones, come from
 //! [`LarkOptions::resolve_import`]), with `-> NEW` and `(A, B)` forms;
-//! `%override`; `%extend`; `%declare`.
+//! `%override`; `%extend`; `%declare`. Also `item{m,n}` (and `{m}`, `{m,}`,
+//! `{,n}`), which Lark itself does not have but llguidance and xgrammar
+//! accept; it cannot be confused with template arguments, which never start
+//! with a digit or `,`.
 //!
 //! Refused with a clear error: a `%declare`d name used by a reachable rule
 //! (Lark fills those from a post-lexer such as an indenter); `@token(<id>)`
@@ -60,9 +63,15 @@
 //!   that can see past the lexeme (`[?](?![a-z])`, `"0"+ /(?![1-9])/`) is
 //!   refused: it depends on the next lexeme, which no regular language of a
 //!   terminal can express.
-//! * **`%ignore`d terminals** may appear between any two lexemes; a rule that
-//!   uses an ignored terminal directly can never match and is an error at
-//!   compile time.
+//! * **`%ignore`d terminals** may appear between any two lexemes, and before
+//!   the first or after the last (as in Lark; xgrammar and llguidance do not
+//!   skip them at the very start). A rule that uses an ignored terminal
+//!   directly can never match and is an error at compile time. As in Lark,
+//!   only the main grammar's `%ignore`s count, not those of imported modules.
+//! * **Strings** follow Lark's escaping: `\n \t \r \f \xNN \uNNNN
+//!   \UNNNNNNNN \\ \"` are evaluated, any other escape keeps its backslash
+//!   (`"\b"` is two characters), empty strings are refused. `"..."i` and the
+//!   `i` flag fold case over Unicode, as Python's `re` does.
 //! * The start rule is `start` unless [`LarkOptions::start`] says otherwise.
 //!   Only rules reachable from it are compiled (unreachable ones are still
 //!   checked for undefined names, as Lark does).
