@@ -280,6 +280,9 @@ fn multi_line_rules_and_comments() {
     let m =
         lark("start: \"a\"   // comment\n     | \"b\"  # another\n\n     // between\n     | \"c\" \\\n       \"d\"\n");
     check(&m, &["a", "b", "cd"], &["c", "d"]);
+    // Windows line endings and tabs.
+    let m = lark("start: x\r\n\t| \"b\"\r\nx: \"a\"\t// c\r\n");
+    check(&m, &["a", "b"], &["ab"]);
 }
 
 #[test]
@@ -400,4 +403,24 @@ mod robustness {
             }
         }
     }
+}
+
+/// The Lark example of vLLM's structured-output documentation.
+#[test]
+fn vllm_docs_sql_example() {
+    let m = lark(
+        r#"
+?start: select_statement
+?select_statement: "SELECT " column_list " FROM " table_name
+?column_list: column_name ("," column_name)*
+?table_name: identifier
+?column_name: identifier
+?identifier: /[a-zA-Z_][a-zA-Z0-9_]*/
+"#,
+    );
+    check(
+        &m,
+        &["SELECT col1,col2 FROM table", "SELECT a FROM b"],
+        &["SELECT  a FROM b", "SELECT a FROM", "select a FROM b"],
+    );
 }
