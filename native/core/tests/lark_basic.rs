@@ -424,3 +424,44 @@ fn vllm_docs_sql_example() {
         &["SELECT  a FROM b", "SELECT a FROM", "select a FROM b"],
     );
 }
+
+/// DESIGN §4 invariant 1 on a real Lark grammar: along a walk through a JSON
+/// document, the engine's mask equals the brute-force oracle's, for a
+/// vocabulary whose tokens span lexeme boundaries and ignored whitespace.
+#[test]
+fn masks_match_the_oracle_on_lark_json() {
+    use glrmask_core::{CompileLimits, CompiledGrammar, Constraint, Optimization, Vocab};
+    use std::sync::Arc;
+    let g = parse_lark(
+        r#"
+?start: value
+?value: object | array | string | SIGNED_NUMBER | "true" | "false" | "null"
+array  : "[" [value ("," value)*] "]"
+object : "{" [pair ("," pair)*] "}"
+pair   : string ":" value
+string : ESCAPED_STRING
+%import common.ESCAPED_STRING
+%import common.SIGNED_NUMBER
+%import common.WS
+%ignore WS
+"#,
+    )
+    .unwrap();
+    let mut tokens: Vec<Vec<u8>> = (0u8..128).map(|b| vec![b]).collect();
+    for t in
+        ["{\"", "\":", ", ", "\": ", "true", "tr", "ue}", "1.5", "e-3", " \"", "\\\"", "\"]", "[1", "},", "nul", "l]"]
+    {
+        tokens.push(t.as_bytes().to_vec());
+    }
+    let vocab = Vocab::from_pairs(tokens.iter().enumerate().map(|(i, t)| (i as u32, t.clone()))).unwrap();
+    let compiled = Arc::new(CompiledGrammar::compile(g, &CompileLimits::default()).unwrap());
+    let c = Constraint::new(compiled, vocab, &[], Optimization::Auto).unwrap();
+    let doc = br#"{"a": [1.5e-3, true, null], "b\"c": {"d": -2}, "e" :[ ]}"#;
+    let mut s = c.start();
+    for (i, &b) in doc.iter().enumerate() {
+        assert_eq!(s.mask(), s.oracle_mask(), "after {:?}", String::from_utf8_lossy(&doc[..i]));
+        s.commit_token(b as u32).unwrap();
+    }
+    assert_eq!(s.mask(), s.oracle_mask());
+    assert!(s.is_accepting());
+}
