@@ -22,6 +22,10 @@ use super::schema::{
 };
 use crate::error::Result;
 
+/// Budget (in DFA states, roughly) for a length bound times the size of
+/// the pattern/format DFA it runs in.
+const MAX_LENGTH_PRODUCT: usize = 40_000;
+
 /// Keywords that constrain values of one type.
 const TYPE_KEYWORDS: &[&str] = &[
     "minLength",
@@ -380,7 +384,8 @@ impl Ctx<'_> {
     }
 
     fn number(&mut self, map: &Map<String, Value>, path: &str, integer: bool) -> Result<Schema> {
-        let mut n = NumberSchema { integer, ..NumberSchema::default() };
+        let no_point = integer && self.doc.draft == super::loader::Draft::Draft4;
+        let mut n = NumberSchema { integer, no_point, ..NumberSchema::default() };
         // Draft 4: exclusiveMinimum/Maximum are booleans modifying minimum/maximum.
         let excl_min_flag = map.get("exclusiveMinimum") == Some(&Value::Bool(true));
         let excl_max_flag = map.get("exclusiveMaximum") == Some(&Value::Bool(true));
@@ -463,6 +468,37 @@ impl Ctx<'_> {
         }
         if s.max_length.is_some_and(|m| m < s.min_length) {
             return Ok(Schema::Never);
+        }
+        // Counting code points costs ~20 DFA states per unit (escapes and
+        // UTF-8 sequences in progress): large bounds are not kept exactly.
+        // With a pattern or format too, the count runs inside every state of
+        // its DFA, so the bound is scaled by that DFA's size.
+        let mut limit = self.opts.max_exact_length;
+        if (s.min_length > 0 || s.max_length.is_some()) && !(s.patterns.is_empty() && s.formats.is_empty()) {
+            let states = self.pattern_states(&s)?.max(1);
+            limit = limit.min((MAX_LENGTH_PRODUCT / states) as u32);
+        }
+        for (key, value) in [("maxLength", s.max_length), ("minLength", Some(s.min_length))] {
+            if value.is_some_and(|v| v > limit) {
+                let kpath = child_path(path, key);
+                if !self.opts.lenient {
+                    return Err(crate::error::Error::limit(
+                        "max_exact_length",
+                        value.unwrap_or(0) as usize,
+                        limit as usize,
+                    )
+                    .at_path(kpath));
+                }
+                self.notes.push(format!(
+                    "{key} at {}: ignored (above {limit}, the largest length counted exactly here; see max_exact_length)",
+                    super::schema::display_path(&kpath)
+                ));
+                if key == "maxLength" {
+                    s.max_length = None;
+                } else {
+                    s.min_length = 0;
+                }
+            }
         }
         Ok(Schema::String(s))
     }

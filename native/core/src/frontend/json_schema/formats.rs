@@ -245,9 +245,9 @@ mod tests {
             "uri-template",
         ] {
             let p = format_language(name, "").unwrap().unwrap();
-            let t = std::time::Instant::now();
+            // Every format is a terminal of every grammar that uses it: keep them small.
             let d = TermDfa::from_pattern(&p, 1_000_000).unwrap();
-            eprintln!("{name}: {} states in {:?}", d.num_states(), t.elapsed());
+            assert!(d.num_states() < 3_000, "{name}: {} states", d.num_states());
         }
     }
 }

@@ -233,6 +233,9 @@ pub(crate) struct NumberSchema {
     pub integer: bool,
     /// The value must not be an integer (`not: {type: integer}`).
     pub fractional: bool,
+    /// Integers are written without a decimal point (draft 4, where `1.0`
+    /// is not an integer).
+    pub no_point: bool,
     pub lower: Option<Bound>,
     pub upper: Option<Bound>,
     /// All `multipleOf` values (after `allOf`, each must hold).
@@ -253,6 +256,7 @@ impl NumberSchema {
         NumberSchema {
             integer: self.integer || other.integer,
             fractional: self.fractional || other.fractional,
+            no_point: self.no_point || other.no_point,
             lower,
             upper,
             multiple_of,
@@ -407,8 +411,12 @@ pub(crate) fn json_number() -> Hir {
     ])
 }
 
-/// `-?(0|[1-9][0-9]*)(\.0+)?`: JSON Schema integers in plain notation.
-fn integer_shape() -> Hir {
+/// `-?(0|[1-9][0-9]*)(\.0+)?`: JSON Schema integers in plain notation
+/// (without the `.0+` when `no_point`).
+fn integer_shape(no_point: bool) -> Hir {
+    if no_point {
+        return seq(vec![opt(lit("-")), int_syntax()]);
+    }
     let zeros = Hir::repetition(Repetition { min: 1, max: None, greedy: true, sub: Box::new(lit("0")) });
     seq(vec![opt(lit("-")), int_syntax(), opt(seq(vec![lit("."), zeros]))])
 }
@@ -595,9 +603,9 @@ pub(crate) fn number_pattern(s: &NumberSchema) -> Pattern {
     };
     if s.integer {
         if s.is_unbounded() {
-            Pattern::Hir(integer_shape())
+            Pattern::Hir(integer_shape(s.no_point))
         } else {
-            Pattern::And(vec![base, Pattern::Hir(integer_shape())])
+            Pattern::And(vec![base, Pattern::Hir(integer_shape(s.no_point))])
         }
     } else {
         base
@@ -746,6 +754,7 @@ mod tests {
                     let s = NumberSchema {
                         integer,
                         fractional: false,
+                        no_point: false,
                         lower: lo.map(|b| (dec(b), lx)),
                         upper: hi.map(|b| (dec(b), hx)),
                         multiple_of: vec![],

@@ -49,6 +49,12 @@ pub struct JsonSchemaOptions {
     /// `if`/`then`/`else`, non-disjoint `oneOf`, ...) instead of refusing the
     /// schema; everything ignored is returned with its JSON pointer. Default `false`.
     pub lenient: bool,
+    /// Largest `minLength`/`maxLength` enforced exactly. Counting code
+    /// points takes ~20 lexer DFA states per unit (escapes and UTF-8
+    /// sequences in progress); above this a bound is an error, or with
+    /// `lenient` it is dropped and reported (with a `pattern` or `format`, the
+    /// bound allowed shrinks with the size of its automaton). Default 512.
+    pub max_exact_length: u32,
     /// Maximum nesting of schemas and of the JSON values they describe while
     /// the front end works (recursion through `$ref` is unbounded in the
     /// grammar; this bounds the compiler's own recursion). Default 64.
@@ -69,6 +75,7 @@ impl Default for JsonSchemaOptions {
             strict: false,
             format_assertion: true,
             lenient: false,
+            max_exact_length: 512,
             max_depth: 64,
             max_work: 1_000_000,
         }

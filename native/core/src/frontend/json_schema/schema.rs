@@ -127,6 +127,7 @@ pub(crate) struct Ctx<'a> {
     pub notes: Vec<String>,
     work: usize,
     matchers: FxHashMap<String, Option<TermDfa>>,
+    pattern_sizes: FxHashMap<String, usize>,
 }
 
 /// Matcher DFAs are small; this bounds a pathological regex.
@@ -143,6 +144,7 @@ impl<'a> Ctx<'a> {
             notes: Vec::new(),
             work: 0,
             matchers: FxHashMap::default(),
+            pattern_sizes: FxHashMap::default(),
         }
     }
 
@@ -437,6 +439,8 @@ impl<'a> Ctx<'a> {
                 _ => false,
             },
             Schema::Number(n) => match value {
+                // `no_point`: a parsed float had a point or an exponent in its text.
+                Value::Number(num) if n.no_point && num.is_f64() => false,
                 Value::Number(num) => match Decimal::parse(&num.to_string(), "") {
                     Ok(d) => n.admits(&d),
                     Err(_) => false,
@@ -537,6 +541,31 @@ impl<'a> Ctx<'a> {
             }
         }
         Ok(true)
+    }
+
+    /// States of the DFA of a string schema's patterns and formats (lengths aside).
+    pub fn pattern_states(&mut self, s: &StringSchema) -> Result<usize> {
+        let key = format!("{:?}|{:?}", s.patterns, s.formats);
+        if let Some(&n) = self.pattern_sizes.get(&key) {
+            return Ok(n);
+        }
+        let mut parts = Vec::new();
+        for p in &s.patterns {
+            let re = parse_ecma(&p.source, &p.path)?;
+            parts.push(search_language(&re, &p.path)?);
+        }
+        for (name, path) in &s.formats {
+            if let Some(p) = super::formats::format_language(name, path)? {
+                parts.push(p);
+            }
+        }
+        let n = match TermDfa::from_pattern(&Pattern::And(parts), 200_000) {
+            Ok(d) => d.num_states(),
+            Err(e) if e.kind() == crate::error::ErrorKind::Limit => 200_000,
+            Err(e) => return Err(e),
+        };
+        self.pattern_sizes.insert(key, n);
+        Ok(n)
     }
 
     /// Does the ECMA regex find a match in `text`?

@@ -306,23 +306,37 @@ fn has_anchor(re: &Regex) -> bool {
 }
 
 /// The content strings in which `re` finds a match (ECMA `RegExp.test`).
+///
+/// `.*X.*` is built as `min(.*X) .*`: the prefix ending at a match is
+/// minimised on its own first (a single-operand `And`), so the subset
+/// construction of the whole does not track every partial match of `X`
+/// that is still in progress after one has completed (that blew up to
+/// 200k states on a 200-character alternation of time-zone prefixes).
 pub(crate) fn search_language(re: &Regex, path: &str) -> Result<Pattern> {
     let any_star = || {
-        Hir::repetition(regex_syntax::hir::Repetition { min: 0, max: None, greedy: true, sub: Box::new(any_char()) })
+        Pattern::Hir(Hir::repetition(regex_syntax::hir::Repetition {
+            min: 0,
+            max: None,
+            greedy: true,
+            sub: Box::new(any_char()),
+        }))
     };
-    let mut alts = Vec::new();
+    // One alternation per anchoring, so the automata do not run side by side.
+    let mut groups: [Vec<Hir>; 4] = Default::default();
     for (start, core, end) in variants(re, path)? {
-        let mut parts = Vec::new();
-        if !start {
-            parts.push(any_star());
-        }
-        parts.push(content(&core, path)?);
-        if !end {
-            parts.push(any_star());
-        }
-        alts.push(Hir::concat(parts));
+        groups[(start as usize) * 2 + end as usize].push(content(&core, path)?);
     }
-    Ok(Pattern::Hir(Hir::alternation(alts)))
+    let mut alts = Vec::new();
+    for (i, cores) in groups.into_iter().enumerate() {
+        if cores.is_empty() {
+            continue;
+        }
+        let (start, end) = (i >= 2, i % 2 == 1);
+        let core = Pattern::Hir(Hir::alternation(cores));
+        let upto_match = if start { core } else { Pattern::And(vec![Pattern::Concat(vec![any_star(), core])]) };
+        alts.push(if end { upto_match } else { Pattern::Concat(vec![upto_match, any_star()]) });
+    }
+    Ok(if alts.len() == 1 { alts.pop().unwrap_or(Pattern::Alt(vec![])) } else { Pattern::Alt(alts) })
 }
 
 /// The content strings that `re` matches entirely (anchors allowed at the ends).
