@@ -76,6 +76,7 @@
 //!   Only rules reachable from it are compiled (unreachable ones are still
 //!   checked for undefined names, as Lark does).
 
+mod load;
 mod lower;
 mod syntax;
 
