@@ -27,9 +27,13 @@ use super::strings::{encoded_literal, quoted, search_language, string_literal};
 use crate::error::Result;
 use crate::grammar::{Expr, Pattern};
 use crate::ids::RuleId;
+use crate::lexer::dfa::TermDfa;
 
-/// More `patternProperties` than this in one object are refused (regions are subsets).
-const MAX_PATTERNS: usize = 8;
+/// Overlapping `patternProperties` groups up to this many get all their
+/// regions (subsets) exactly.
+const MAX_PATTERNS: usize = 4;
+/// Pairwise disjointness is checked for up to this many groups.
+const MAX_DISJOINT_CHECK: usize = 64;
 /// States of the `any_order` automaton.
 const MAX_ANY_ORDER_STATES: usize = 4096;
 
@@ -83,34 +87,55 @@ impl Lowerer<'_, '_> {
 
     /// `key : value` for keys that are not known properties, or `None`.
     fn other_members(&mut self, o: &ObjectSchema, inner: u32, key_sep: &Expr) -> Result<Option<Expr>> {
-        let patterns = &o.pattern_properties;
-        if patterns.len() > MAX_PATTERNS {
-            return Err(limit_error(
-                "json_schema_pattern_properties",
-                patterns.len(),
-                MAX_PATTERNS,
-                &patterns[0].0.path,
-            ));
+        // Patterns with equal schemas act as one (their union).
+        let mut groups: Vec<(Vec<Pattern>, Schema, String)> = Vec::new();
+        for (re, s) in &o.pattern_properties {
+            let parsed = parse_ecma(&re.source, &re.path)?;
+            let lang = search_language(&parsed, &re.path)?;
+            match groups.iter_mut().find(|g| g.1 == *s) {
+                Some(g) => g.0.push(lang),
+                None => groups.push((vec![lang], s.clone(), re.path.clone())),
+            }
         }
+        let langs: Vec<Pattern> =
+            groups.iter().map(|g| if g.0.len() == 1 { g.0[0].clone() } else { Pattern::Alt(g.0.clone()) }).collect();
+        // Regions are subsets of matching groups. Pairwise disjoint groups
+        // (the common case) need only single groups; otherwise all subsets
+        // up to a few groups; beyond that only single groups are kept (a
+        // key matching two then gets either schema).
+        let disjoint = groups.len() > 1 && self.pairwise_disjoint(&langs)?;
+        let singles = || std::iter::once(0).chain((0..groups.len()).map(|i| 1u32 << i)).collect::<Vec<u32>>();
+        let exact_regions = disjoint || groups.len() <= MAX_PATTERNS;
+        let subsets: Vec<u32> = if groups.len() <= 1 || disjoint {
+            singles()
+        } else if groups.len() <= MAX_PATTERNS {
+            (0u32..(1u32 << groups.len())).collect()
+        } else {
+            let path = groups[0].2.clone();
+            if !self.ctx.opts.lenient {
+                return Err(limit_error("json_schema_pattern_properties", groups.len(), MAX_PATTERNS, &path));
+            }
+            self.ctx.notes.push(format!(
+                "patternProperties at {}: {} patterns with different schemas; a key matching several is checked against one of them",
+                super::schema::display_path(&path),
+                groups.len()
+            ));
+            singles()
+        };
         let names = self.key_language(&o.property_names, 0)?;
         if names.as_ref().is_some_and(is_empty_language) {
             return Ok(None);
         }
         let known: Vec<Pattern> = o.properties.iter().map(|(k, _)| Pattern::Hir(encoded_literal(k))).collect();
-        let mut langs = Vec::with_capacity(patterns.len());
-        for (re, _) in patterns {
-            let parsed = parse_ecma(&re.source, &re.path)?;
-            langs.push(search_language(&parsed, &re.path)?);
-        }
         let mut alts = Vec::new();
-        for mask in 0u32..(1u32 << patterns.len()) {
+        for mask in subsets {
             let mut value = if mask == 0 { o.additional.clone() } else { Schema::Any };
             let mut parts = Vec::new();
-            for (i, (re, s)) in patterns.iter().enumerate() {
+            for (i, g) in groups.iter().enumerate() {
                 if mask & (1 << i) != 0 {
-                    value = self.ctx.intersect(&value, s, &re.path, 0)?;
+                    value = self.ctx.intersect(&value, &g.1, &g.2, 0)?;
                     parts.push(langs[i].clone());
-                } else {
+                } else if (exact_regions && !disjoint) || mask == 0 {
                     parts.push(Pattern::Not(Box::new(langs[i].clone())));
                 }
             }
@@ -124,19 +149,14 @@ impl Lowerer<'_, '_> {
                 parts.push(n.clone());
             }
             let content = match parts.len() {
-                0 => Pattern::Hir(regex_syntax::hir::Hir::repetition(regex_syntax::hir::Repetition {
-                    min: 0,
-                    max: None,
-                    greedy: true,
-                    sub: Box::new(super::strings::any_char()),
-                })),
+                0 => self.string_content(&Default::default())?,
                 _ => {
                     // Complements are over all byte strings: keep to string content.
                     parts.push(self.string_content(&Default::default())?);
                     Pattern::And(parts)
                 }
             };
-            let key_name = if mask == 0 && patterns.is_empty() && known.is_empty() { "string" } else { "key" };
+            let key_name = if mask == 0 && groups.is_empty() && known.is_empty() { "string" } else { "key" };
             let cache_key = format!("okey:{content:?}");
             let key = self.terminal(cache_key, key_name, || Ok(quoted(content)))?;
             let v = self.value(&value, inner)?;
@@ -146,6 +166,29 @@ impl Lowerer<'_, '_> {
             return Ok(None);
         }
         Ok(Some(self.shared(Expr::Alt(alts), "other_member")))
+    }
+
+    /// No string is in two of the languages (checked on their DFAs).
+    fn pairwise_disjoint(&mut self, langs: &[Pattern]) -> Result<bool> {
+        if langs.len() > MAX_DISJOINT_CHECK {
+            return Ok(false);
+        }
+        let mut dfas = Vec::with_capacity(langs.len());
+        for l in langs {
+            match TermDfa::from_pattern(l, 20_000) {
+                Ok(d) => dfas.push(d),
+                Err(_) => return Ok(false),
+            }
+        }
+        for i in 0..dfas.len() {
+            for j in i + 1..dfas.len() {
+                let p = TermDfa::product(&[dfas[i].clone(), dfas[j].clone()], 100_000)?;
+                if p.live[p.start as usize] {
+                    return Ok(false);
+                }
+            }
+        }
+        Ok(true)
     }
 
     /// The content language of keys valid against a `propertyNames` schema
@@ -260,23 +303,29 @@ impl Lowerer<'_, '_> {
         // Which known members are tracked in the state.
         let exact = known.len() < 31 && (1usize << known.len()).saturating_mul(cap + 1) <= MAX_ANY_ORDER_STATES;
         let tracked: Vec<usize> = (0..known.len()).filter(|&j| exact || known[j].required).collect();
+        let mut tracked = tracked;
         if tracked.len() >= 31 || (1usize << tracked.len()).saturating_mul(cap + 1) > MAX_ANY_ORDER_STATES {
-            return Err(limit_error(
-                "json_schema_any_order_states",
-                (1usize << tracked.len().min(40)).saturating_mul(cap + 1),
-                MAX_ANY_ORDER_STATES,
-                "",
+            let states = (1usize << tracked.len().min(40)).saturating_mul(cap + 1);
+            if !self.ctx.opts.lenient {
+                return Err(limit_error("json_schema_any_order_states", states, MAX_ANY_ORDER_STATES, ""));
+            }
+            self.ctx.notes.push(format!(
+                "any_order: {} required properties are too many to track; `required` is not enforced there",
+                tracked.len()
             ));
-        }
-        if !exact {
+            tracked.clear();
+        } else if !exact {
             self.ctx.notes.push(format!(
                 "any_order: {} properties are too many to track each; optional properties may repeat",
                 known.len()
             ));
         }
         let bit: Vec<Option<usize>> = (0..known.len()).map(|j| tracked.iter().position(|&t| t == j)).collect();
-        let required_mask: u64 =
-            (0..known.len()).filter(|&j| known[j].required).map(|j| 1u64 << bit[j].unwrap_or(0)).sum();
+        let required_mask: u64 = (0..known.len())
+            .filter(|&j| known[j].required)
+            .filter_map(|j| bit[j])
+            .map(|b| 1u64 << b)
+            .fold(0, |a, b| a | b);
         let prefix = self.fresh_name("object");
         let mut memo: FxHashMap<(u64, usize), RuleId> = FxHashMap::default();
         let mut todo = vec![(0u64, 0usize)];
