@@ -530,7 +530,7 @@ fn branches(s: &NumberSchema) -> (Option<MagnitudeBounds>, Option<MagnitudeBound
     // Non-negative branch: value = x.
     let pos = (|| {
         let lower = match &s.lower {
-            Some((d, x)) if !d.neg && !(d.is_zero() && !x) => Some((d.clone(), *x)),
+            Some((d, x)) if !d.neg && (!d.is_zero() || *x) => Some((d.clone(), *x)),
             _ => None,
         };
         let upper = match &s.upper {

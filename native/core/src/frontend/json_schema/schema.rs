@@ -642,7 +642,7 @@ impl<'a> Ctx<'a> {
 
 pub(crate) fn any_of(mut out: Vec<Schema>) -> Schema {
     out.retain(|s| *s != Schema::Never);
-    if out.iter().any(|s| *s == Schema::Any) {
+    if out.contains(&Schema::Any) {
         return Schema::Any;
     }
     match out.len() {

@@ -30,7 +30,7 @@ pub(crate) fn encoded_class(class: &ClassUnicode) -> Hir {
     let mut forbidden = class_of(&[('\0', '\u{1f}'), ('"', '"'), ('\\', '\\')]);
     forbidden.negate();
     raw.intersect(&forbidden);
-    if raw.ranges().first().is_some() {
+    if !raw.ranges().is_empty() {
         alts.push(Hir::class(Class::Unicode(raw)));
     }
     // Short escapes.
