@@ -1,0 +1,70 @@
+//! Engine limits met by JSON Schema grammars, kept as failing tests for the
+//! engine (ignored, with the reason, until the lexer changes). Run with
+//! `cargo test --test json_schema_engine_limits -- --ignored`.
+//!
+//! The combined lexer DFA is the product of *every* terminal's DFA (DESIGN
+//! §2, `lexer/combined.rs`), but at a JSON value position the parser accepts
+//! one or two string terminals. Constrained strings of different properties
+//! (unanchored `pattern`s, `format` with `maxLength`, ...) therefore run side
+//! by side in the product, which grows with the product of their sizes.
+//! Per-LR-state (or lazily built) lexer DFAs would keep each at its own size.
+
+mod json_schema_util;
+
+use glrmask_core::frontend::json_schema::{json_schema_grammar, JsonSchemaOptions};
+use glrmask_core::{CompileLimits, CompiledGrammar};
+use serde_json::json;
+
+/// JSONSchemaBench `Github_trivial---o35155`, cut down: one object per
+/// identifier scheme, each with an unanchored `pattern` for its value.
+#[test]
+#[ignore = "engine: combined lexer DFA is the product of all terminals (max_lexer_dfa_states)"]
+fn many_unanchored_patterns_in_one_grammar() {
+    let mut alts = Vec::new();
+    for (i, p) in [
+        "INSPIRE-\\d{8}",
+        "(\\w+\\.)+\\d+",
+        "\\d{4}-\\d{4}-\\d{4}-\\d{3}[0-9Xx]",
+        "JACoW-\\d{8}",
+        "KAKEN-\\d{8}",
+        "\\w+_(\\w_)?\\d+",
+        "CERN-\\d+",
+        "DESY-\\d+",
+        "(\\w|-){12}",
+        "\\d{7,9}",
+        "[A-z]-\\d{4}-\\d{4}",
+        "\\d{10,11}",
+    ]
+    .iter()
+    .enumerate()
+    {
+        alts.push(
+            json!({"properties": {"type": {"const": format!("T{i}")}, "value": {"type": "string", "pattern": p}}}),
+        );
+    }
+    let schema = json!({"anyOf": alts});
+    let (g, _) = json_schema_grammar(&schema, &JsonSchemaOptions::default()).expect("front end");
+    CompiledGrammar::compile(g, &CompileLimits::default()).expect("lexer within default limits");
+}
+
+/// `format: email` next to a `maxLength: 255` string of another property:
+/// each alone is small (≈2k and ≈5k states), side by side the lexer DFA
+/// takes seconds to build (JSONSchemaBench `Github_easy---o58907`: 12 s).
+#[test]
+#[ignore = "engine: combined lexer DFA is the product of all terminals (compile time)"]
+fn format_next_to_length_bound() {
+    let schema = json!({
+        "type": "object",
+        "properties": {
+            "email": {"type": "string", "format": "email"},
+            "password": {"type": "string", "minLength": 3, "maxLength": 255}
+        }
+    });
+    let (g, _) = json_schema_grammar(&schema, &JsonSchemaOptions::default()).expect("front end");
+    let t = std::time::Instant::now();
+    let c = CompiledGrammar::compile(g, &CompileLimits::default()).expect("compiles");
+    // Not a timing assertion: the size says what the time is spent on.
+    let states = c.lexer.dfa.num_states();
+    eprintln!("lexer DFA states: {states} in {:?}", t.elapsed());
+    assert!(states < 20_000, "combined lexer DFA has {states} states");
+}
