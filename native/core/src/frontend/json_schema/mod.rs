@@ -19,6 +19,31 @@
 //!
 //! Lexing is per-terminal longest match (DESIGN §3), and every terminal
 //! here is a whole JSON token, so longest match is JSON's own tokenisation.
+//!
+//! # What is enforced, and how exactly
+//!
+//! | keywords | treatment |
+//! |---|---|
+//! | `type` (lists too), `nullable`, `enum`, `const`, boolean schemas | exact; `enum`/`const` match by value (`1.0` = `1`, any key order, any string escaping) |
+//! | `properties`, `required`, `additionalProperties`, `patternProperties`, `propertyNames`, `minProperties`, `maxProperties` | exact; keys partitioned into regions (see [`objects`]) |
+//! | `items` (both forms), `prefixItems`, `additionalItems`, `minItems`, `maxItems` | exact |
+//! | `minLength`, `maxLength`, `pattern`, `format` | exact up to a length budget (`max_exact_length`); formats listed in [`formats`], with their caveats reported as notes |
+//! | `minimum`, `maximum`, `exclusive*` (draft-4 booleans too), `multipleOf` | exact values, plain decimal texts when bounded (no exponents); `multipleOf` by a remainder automaton |
+//! | `allOf`, `anyOf`, `$ref`/`$defs`/`definitions` (incl. recursion, `$id`, `$anchor`), static `$dynamicRef` | exact |
+//! | `oneOf` | exact when the alternatives are provably disjoint, else refused (lenient: read as `anyOf`) |
+//! | `not` | exact for `not: {type: ...}`, `true`, `false`, `{}`; else refused (lenient: ignored) |
+//! | `unevaluated*` | as `additional*` when no in-place applicator sits beside it; else refused |
+//! | `uniqueItems`, `contains`, `if`/`then`/`else`, `dependent*`, `dependencies`, `$recursiveRef` | refused (lenient: ignored) |
+//! | remote `$ref` | refused (`remote_ref`) |
+//! | annotations, unknown keywords, unknown formats, `content*` | not constraints; unknown formats and `content*` are reported as notes |
+//!
+//! Decisions worth knowing: `integer` accepts `1.0` (JSON Schema counts it
+//! as an integer) except in draft 4; exponent notation is accepted only for
+//! unbounded `number`s; strings may use every JSON escape and lengths count
+//! code points (an escape, a surrogate pair: one each); lone surrogate
+//! escapes are not accepted; duplicate keys are not produced for known
+//! properties (other keys may repeat, as JSON allows); in the default
+//! layout known properties come in schema order, then other members.
 
 pub mod options;
 
