@@ -12,6 +12,8 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::glr::{Checkpoint, Gss, Head, Parser, ROOT};
 use crate::grammar::quote_bytes;
 use crate::ids::{TerminalId, TokenId};
+use crate::mask::compiled::runtime::{static_mask, StaticScratch};
+use crate::mask::compiled::{StaticLimits, StaticTables};
 use crate::mask::dynamic::{dynamic_mask, DynamicScratch};
 use crate::mask::exact::{add_exact_tokens, ExactTokenMap};
 use crate::mask::oracle::oracle_mask;
@@ -19,14 +21,21 @@ use crate::mask::TokenMask;
 use crate::sets::BitSet;
 use crate::vocab::{TokenKind, Vocab};
 
-/// Which mask engine a constraint uses. Only Dynamic exists so far; every
-/// `Optimization` maps to it (see `Optimization`).
+/// Which mask engine a constraint uses.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum Engine {
+    /// Online walk of the vocabulary trie (`mask::dynamic`).
     Dynamic,
+    /// Precompiled Parser DWA read over the GSS (`mask::compiled`).
+    Static,
 }
 
-/// The caller's intent; maps to an engine (DESIGN §6, seed 004).
+/// The caller's intent; maps to an engine (DESIGN §6, seed 004):
+/// * `FastBuild`: Dynamic (no per-vocabulary compilation).
+/// * `FastRuntime`: Static; exceeding a compile limit is an error.
+/// * `Balanced`: Static within a tenth of the default compile fuel, else Dynamic.
+/// * `Auto`: Static within the default compile limits, else Dynamic.
+///   The fallback and its reason are recorded in `Constraint::fallback`.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum Optimization {
     Auto,
@@ -58,6 +67,9 @@ pub struct Constraint {
     pub engine: Engine,
     pub optimization: Optimization,
     pub limits: RuntimeLimits,
+    pub static_tables: Option<Arc<StaticTables>>,
+    /// Why `Auto`/`Balanced` fell back to Dynamic, if they did.
+    pub fallback: Option<String>,
 }
 
 impl Constraint {
@@ -83,15 +95,39 @@ impl Constraint {
         }
         end.sort_unstable();
         let exact = ExactTokenMap::new(&grammar, &vocab, &set)?;
+        let mut fallback = None;
+        let static_tables = match optimization {
+            Optimization::FastBuild => None,
+            Optimization::FastRuntime => {
+                Some(Arc::new(StaticTables::build(&grammar, &vocab, &StaticLimits::default())?))
+            }
+            Optimization::Auto | Optimization::Balanced => {
+                let mut limits = StaticLimits::default();
+                if optimization == Optimization::Balanced {
+                    limits.fuel /= 10;
+                }
+                match StaticTables::build(&grammar, &vocab, &limits) {
+                    Ok(t) => Some(Arc::new(t)),
+                    Err(e) if e.kind() == ErrorKind::Limit => {
+                        fallback = Some(format!("static engine over budget, using dynamic: {}", e.message()));
+                        None
+                    }
+                    Err(e) => return Err(e),
+                }
+            }
+        };
+        let engine = if static_tables.is_some() { Engine::Static } else { Engine::Dynamic };
         Ok(Arc::new(Constraint {
             grammar,
             vocab,
             end_tokens: end,
             end_token_set: set,
             exact,
-            engine: Engine::Dynamic,
+            engine,
             optimization,
             limits: RuntimeLimits::default(),
+            static_tables,
+            fallback,
         }))
     }
 
@@ -123,6 +159,7 @@ impl Constraint {
             history: Vec::new(),
             ended: false,
             scratch: DynamicScratch::default(),
+            static_scratch: StaticScratch::default(),
         }
     }
 }
@@ -142,6 +179,7 @@ pub struct ConstraintState {
     history: Vec<Snapshot>,
     ended: bool,
     scratch: DynamicScratch,
+    static_scratch: StaticScratch,
 }
 
 impl ConstraintState {
@@ -167,11 +205,26 @@ impl ConstraintState {
             return;
         }
         let parser = Parser::new(&c.grammar);
-        match c.engine {
-            Engine::Dynamic => dynamic_mask(parser, &mut self.gss, &self.heads, &c.vocab, &mut self.scratch, out),
+        match &c.static_tables {
+            None => dynamic_mask(parser, &mut self.gss, &self.heads, &c.vocab, &mut self.scratch, out),
+            Some(t) => static_mask(parser, &self.gss, &self.heads, &t.classes, &t.dwa, &mut self.static_scratch, out),
         }
         add_exact_tokens(parser, &mut self.gss, &self.heads, &c.exact, out);
         self.apply_end_tokens(out);
+    }
+
+    /// The Dynamic engine's mask, whatever the constraint's engine (for engine agreement tests).
+    pub fn dynamic_mask(&mut self) -> TokenMask {
+        let c = self.constraint.clone();
+        let mut out = TokenMask::new(c.vocab.len());
+        if self.ended {
+            return out;
+        }
+        let parser = Parser::new(&c.grammar);
+        dynamic_mask(parser, &mut self.gss, &self.heads, &c.vocab, &mut self.scratch, &mut out);
+        add_exact_tokens(parser, &mut self.gss, &self.heads, &c.exact, &mut out);
+        self.apply_end_tokens(&mut out);
+        out
     }
 
     /// The brute-force mask (test oracle).

@@ -119,31 +119,37 @@ fn strings_up_to(len: usize, alphabet: &[u8]) -> Vec<Vec<u8>> {
     all
 }
 
-/// Random walks through the engine's masks looking for an accepting
-/// extension (several tries, bounded length).
+/// A beam search through the engine's masks for an accepting extension:
+/// breadth first, keeping a random sample of at most `BEAM` states per depth
+/// (nested grammars need balanced completions that random walks rarely find).
 fn shortest_completion(state: &glrmask_core::ConstraintState, prefix: &[u8], bytes: &[Vec<u8>]) -> Option<Vec<u8>> {
+    const BEAM: usize = 48;
     let mut rng = Rng(prefix.len() as u64 * 7919 + 1);
-    let mut best: Option<Vec<u8>> = None;
-    for _ in 0..60 {
-        let mut st = state.clone();
-        let mut path = prefix.to_vec();
-        for _ in 0..40 {
+    let mut frontier = vec![(state.clone(), prefix.to_vec())];
+    for _ in 0..48 {
+        let mut next = Vec::new();
+        for (mut st, path) in frontier {
             if st.is_accepting() {
-                if best.as_ref().is_none_or(|b| b.len() > path.len()) {
-                    best = Some(path.clone());
-                }
-                break;
+                return Some(path);
             }
-            let allowed: Vec<usize> = st.mask().iter().collect();
-            if allowed.is_empty() {
-                break;
+            for t in st.mask().iter() {
+                let mut st2 = st.clone();
+                st2.commit_token(t as u32).expect("mask token commits");
+                let mut p2 = path.clone();
+                p2.extend_from_slice(&bytes[t]);
+                next.push((st2, p2));
             }
-            let t = allowed[rng.below(allowed.len())];
-            st.commit_token(t as u32).expect("mask token commits");
-            path.extend_from_slice(&bytes[t]);
         }
+        while next.len() > BEAM {
+            let i = rng.below(next.len());
+            next.swap_remove(i);
+        }
+        if next.is_empty() {
+            return None;
+        }
+        frontier = next;
     }
-    best
+    None
 }
 
 fn cases(default: u32) -> u32 {
@@ -228,6 +234,7 @@ proptest! {
         tokens.push(tokens[6].clone()); // a duplicate
         tokens.push(b"z".to_vec());     // never allowed
         let c = constraint(grammar, &tokens, &[]);
+        prop_assert_eq!(c.engine, glrmask_core::constraint::Engine::Static, "{:?}", c.fallback);
         let mut state = c.start();
         let mut rng = Rng(seed);
         for step in 0..25 {

@@ -601,12 +601,49 @@ impl Constraint {
         self.inner.end_tokens().iter().map(|t| t.0).collect()
     }
 
-    /// The mask engine in use ("dynamic").
+    /// The mask engine in use: "static" or "dynamic".
     #[getter]
     fn engine(&self) -> &'static str {
         match self.inner.engine {
             core::constraint::Engine::Dynamic => "dynamic",
+            core::constraint::Engine::Static => "static",
         }
+    }
+
+    /// Why `Optimization.AUTO`/`BALANCED` fell back to the Dynamic engine, or None.
+    #[getter]
+    fn fallback(&self) -> Option<String> {
+        self.inner.fallback.clone()
+    }
+
+    /// Sizes of the compiled tables (grammar, lexer, LR, liveness, and the
+    /// Static engine's classes and Parser DWA), one per line.
+    fn describe(&self) -> String {
+        let mut out = self.inner.grammar.describe();
+        if let Some(t) = &self.inner.static_tables {
+            let s = &t.stats;
+            out.push_str(&format!(
+                "token classes: {}
+terminal sequences: {}
+Parser DWA states: {}
+weights: {} ({} bytes)
+static compile µs: classes {} dwa {}
+",
+                s.token_classes, s.sequence_nodes, s.dwa_states, s.weights, s.weight_bytes, s.classes_us, s.dwa_us
+            ));
+        }
+        out
+    }
+
+    /// The Dynamic engine's mask for a state of this constraint (tests).
+    #[staticmethod]
+    fn _dynamic_mask<'py>(py: Python<'py>, state: &mut ConstraintState) -> PyResult<Bound<'py, PyArray1<bool>>> {
+        let n = state.inner.constraint().vocab_size();
+        let bools = state.run(py, |s, _| {
+            let m = s.dynamic_mask();
+            Ok((0..n).map(|i| m.contains(i)).collect::<Vec<bool>>())
+        })?;
+        Ok(PyArray1::from_vec(py, bools))
     }
 
     fn __repr__(&self) -> String {

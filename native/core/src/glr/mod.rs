@@ -138,7 +138,7 @@ impl<'a> Parser<'a> {
     }
 
     #[inline]
-    fn summary_bit(&self, gss: &Gss, n: NodeId, nt: crate::ids::NonterminalId, lex: usize) -> bool {
+    pub fn summary_bit(&self, gss: &Gss, n: NodeId, nt: crate::ids::NonterminalId, lex: usize) -> bool {
         let node = gss.node(n);
         let Some(a) = self.g.lr.goto_index(node.state, nt) else { return false };
         let bit = a * self.g.liveness.num_lex + lex;

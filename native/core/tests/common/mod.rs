@@ -233,14 +233,18 @@ pub fn constraint(g: Grammar, tokens: &[Vec<u8>], end: &[u32]) -> Arc<Constraint
     Constraint::new(Arc::new(g), vocab_of(tokens), end, Optimization::Auto).expect("constraint")
 }
 
-/// Compare the Dynamic mask with the brute-force oracle at the current state.
+/// Every engine agrees with the brute-force oracle at the current state
+/// (DESIGN §4.1, §4.2): the constraint's own engine and Dynamic.
 pub fn assert_masks_agree(state: &mut ConstraintState, context: &str) {
-    let dynamic = state.mask();
     let oracle = state.oracle_mask();
-    if dynamic != oracle {
-        let d: Vec<usize> = dynamic.iter().collect();
-        let o: Vec<usize> = oracle.iter().collect();
-        panic!("mask mismatch {context}\n dynamic: {d:?}\n oracle:  {o:?}");
+    let engine = state.mask();
+    let dynamic = state.dynamic_mask();
+    for (name, mask) in [("engine", &engine), ("dynamic", &dynamic)] {
+        if *mask != oracle {
+            let d: Vec<usize> = mask.iter().collect();
+            let o: Vec<usize> = oracle.iter().collect();
+            panic!("{name} mask differs from the oracle {context}\n {name}: {d:?}\n oracle: {o:?}");
+        }
     }
 }
 

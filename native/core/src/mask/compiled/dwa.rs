@@ -1,0 +1,457 @@
+//! The Parser DWA (seed 000, "A recogniser for the stacks that admit one
+//! token"; DESIGN §5).
+//!
+//! For a token class, the stacks from which its terminal sequences can be
+//! shifted — and after which the parse is still live — form a regular
+//! language over LR states read top-down. We build one automaton for all
+//! classes at once:
+//!
+//! * An NFA whose states ([`Sym`]) are *symbolic parser configurations*:
+//!   states pushed so far by the hypothetical terminals (`pushed`), the state
+//!   of the last old-stack node read (`cur`), and a job — shift the terminals
+//!   below a node of the sequence trie, pop into the old stack (`Pop`: the
+//!   next reads are popped, then one is exposed), or check liveness at a node
+//!   below (`Check`). Reductions and shifts on known states are ε-moves done
+//!   here, at compile time; only reads of the old stack are transitions.
+//!   This is the template substitution of seed 000 with cancellation built in:
+//!   a state pushed and popped again never becomes a transition, so the
+//!   112-hyphen token reads as few stack states as a single hyphen.
+//! * Liveness after the token (DESIGN §3) is the boundary query of
+//!   `liveness`: it reads items of the symbolic top, walks `Enter` exits
+//!   through pushed states (known here), and bottoms out in a summary bit of
+//!   an old node — a final weight *conditioned* on that bit (`checks`).
+//! * Subset construction gives the DWA; a DWA state's final weight is the
+//!   union of its final NFA states' class sets, which is exact because an NFA
+//!   state is reached only by real paths and its class set is fixed by the
+//!   sequence node it came from. `future` over-approximates the classes still
+//!   reachable, for early exit.
+
+use rustc_hash::{FxHashMap, FxHashSet};
+
+use super::classes::{SeqId, TokenClasses, ROOT_SEQ};
+use crate::compile::CompiledGrammar;
+use crate::error::{Error, Result};
+use crate::ids::{LrStateId, NonterminalId};
+use crate::sets::BitSet;
+
+pub const NONE: u32 = u32::MAX;
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+enum Job {
+    /// The terminals of the sequence up to this node are shifted.
+    Seq(SeqId),
+    /// Shift the last terminal of this node (reductions first).
+    Shift(SeqId),
+    /// Skip `skip` old nodes, then read the exposed one, push `goto(it, nt)` and shift `child`.
+    Pop { skip: u32, nt: NonterminalId, child: SeqId },
+    /// After `skip` more reads, the class set `w` is accepted if the last read
+    /// node's summary bit `(nt, lex)` is set.
+    Check { skip: u32, nt: NonterminalId, lex: u32, w: u32 },
+    /// The class set `w` is accepted.
+    Accept { w: u32 },
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+struct Sym {
+    pushed: u32,
+    cur: u32,
+    job: Job,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct DwaState {
+    /// Target for LR states without a specific entry (`NONE`: dead).
+    pub default: u32,
+    /// Sorted `(LR state, target)`.
+    pub specific: Vec<(u32, u32)>,
+    /// Weight id accepted unconditionally here (`NONE` if none).
+    pub accept: u32,
+    /// `(nonterminal, lexical state, weight)`: accepted if the node's summary bit is set.
+    pub checks: Vec<(NonterminalId, u32, u32)>,
+    /// Classes that may still be accepted from here.
+    pub future: u32,
+}
+
+#[derive(Clone, Debug)]
+pub struct ParserDwa {
+    /// First read: LR state of the top node → DWA state.
+    pub start: Vec<u32>,
+    pub states: Vec<DwaState>,
+    pub weights: Vec<BitSet>,
+}
+
+impl ParserDwa {
+    #[inline]
+    pub fn next(&self, q: u32, lr: LrStateId) -> u32 {
+        let s = &self.states[q as usize];
+        match s.specific.binary_search_by_key(&lr.0, |&(p, _)| p) {
+            Ok(i) => s.specific[i].1,
+            Err(_) => s.default,
+        }
+    }
+
+    pub fn weight_bytes(&self) -> usize {
+        self.weights.iter().map(|w| w.words().len() * 4).sum()
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct DwaLimits {
+    pub max_dwa_states: usize,
+    pub max_nfa_states: usize,
+    /// Bytes of class-set weights, estimated before they are allocated.
+    pub max_weight_bytes: usize,
+}
+
+impl Default for DwaLimits {
+    fn default() -> Self {
+        DwaLimits { max_dwa_states: 200_000, max_nfa_states: 5_000_000, max_weight_bytes: 1 << 30 }
+    }
+}
+
+struct Builder<'a> {
+    g: &'a CompiledGrammar,
+    classes: &'a TokenClasses,
+    syms: Vec<Sym>,
+    sym_ids: FxHashMap<Sym, u32>,
+    /// Persistent pushed stacks: `(parent, state, length)`; 0 is empty.
+    stacks: Vec<(u32, LrStateId, u32)>,
+    stack_ids: FxHashMap<(u32, LrStateId), u32>,
+    weights: Vec<BitSet>,
+    weight_ids: FxHashMap<BitSet, u32>,
+    /// Per sequence node: `(lexical state, weight)` finals.
+    finals: Vec<Vec<(u32, u32)>>,
+    /// Per sequence node: weight of every class below it.
+    future_of_seq: Vec<u32>,
+    closures: FxHashMap<u32, Vec<u32>>,
+    /// Per nonterminal: `(LR state, goto target)`.
+    gotos_by_nt: Vec<Vec<(LrStateId, LrStateId)>>,
+    limits: DwaLimits,
+    fuel: &'a mut u64,
+}
+
+pub fn build(g: &CompiledGrammar, classes: &TokenClasses, limits: &DwaLimits, fuel: &mut u64) -> Result<ParserDwa> {
+    let k = classes.num_classes();
+    // One class set per sequence node (futures) and per final: refuse before
+    // allocating when that cannot fit (e.g. one terminal per character makes
+    // every token its own class).
+    let finals: usize = classes.outcomes.iter().map(|o| o.len()).sum();
+    let estimate = (classes.seqs.len() + finals).saturating_mul(k.div_ceil(32) * 4);
+    if estimate > limits.max_weight_bytes {
+        return Err(Error::limit("max_weight_bytes", estimate, limits.max_weight_bytes));
+    }
+    let mut gotos_by_nt = vec![Vec::new(); g.normal.nonterminals.len()];
+    for (p, state) in g.lr.states.iter().enumerate() {
+        for &(a, q) in &state.gotos {
+            gotos_by_nt[a.index()].push((LrStateId::from_usize(p), q));
+        }
+    }
+    let mut b = Builder {
+        g,
+        classes,
+        syms: Vec::new(),
+        sym_ids: FxHashMap::default(),
+        stacks: vec![(0, LrStateId(u32::MAX), 0)],
+        stack_ids: FxHashMap::default(),
+        weights: Vec::new(),
+        weight_ids: FxHashMap::default(),
+        finals: vec![Vec::new(); classes.seqs.len()],
+        future_of_seq: vec![0; classes.seqs.len()],
+        closures: FxHashMap::default(),
+        gotos_by_nt,
+        limits: limits.clone(),
+        fuel,
+    };
+    // Final weights per (sequence, lexical state).
+    let mut by_final: FxHashMap<(SeqId, u32), BitSet> = FxHashMap::default();
+    for (class, outs) in classes.outcomes.iter().enumerate() {
+        for &(seq, f) in outs {
+            by_final.entry((seq, f)).or_insert_with(|| BitSet::new(k)).insert(class);
+        }
+    }
+    let mut keys: Vec<(SeqId, u32)> = by_final.keys().copied().collect();
+    keys.sort_unstable();
+    let mut future_sets: Vec<BitSet> = (0..classes.seqs.len()).map(|_| BitSet::new(k)).collect();
+    for key in keys {
+        let set = by_final.remove(&key).expect("present");
+        future_sets[key.0 as usize].union_with(&set);
+        let w = b.weight(set);
+        b.finals[key.0 as usize].push((key.1, w));
+    }
+    // Children are created after their parents: fold futures upwards.
+    for s in (1..classes.seqs.len()).rev() {
+        let parent = classes.seqs.nodes[s].0 as usize;
+        let child = future_sets[s].clone();
+        future_sets[parent].union_with(&child);
+    }
+    for (s, set) in future_sets.into_iter().enumerate() {
+        b.future_of_seq[s] = b.weight(set);
+    }
+    b.run()
+}
+
+impl Builder<'_> {
+    fn weight(&mut self, set: BitSet) -> u32 {
+        if let Some(&id) = self.weight_ids.get(&set) {
+            return id;
+        }
+        let id = self.weights.len() as u32;
+        self.weights.push(set.clone());
+        self.weight_ids.insert(set, id);
+        id
+    }
+
+    fn sym(&mut self, s: Sym) -> Result<u32> {
+        if let Some(&id) = self.sym_ids.get(&s) {
+            return Ok(id);
+        }
+        let id = self.syms.len() as u32;
+        if self.syms.len() >= self.limits.max_nfa_states {
+            return Err(Error::limit("max_dwa_nfa_states", self.syms.len() + 1, self.limits.max_nfa_states));
+        }
+        self.syms.push(s);
+        self.sym_ids.insert(s, id);
+        Ok(id)
+    }
+
+    fn push(&mut self, parent: u32, state: LrStateId) -> u32 {
+        if let Some(&id) = self.stack_ids.get(&(parent, state)) {
+            return id;
+        }
+        let id = self.stacks.len() as u32;
+        let len = self.stacks[parent as usize].2 + 1;
+        self.stacks.push((parent, state, len));
+        self.stack_ids.insert((parent, state), id);
+        id
+    }
+
+    fn top(&self, s: &Sym) -> LrStateId {
+        if s.pushed != 0 {
+            self.stacks[s.pushed as usize].1
+        } else {
+            LrStateId(s.cur)
+        }
+    }
+
+    fn stable(&mut self, job: Job) -> Result<u32> {
+        self.sym(Sym { pushed: 0, cur: NONE, job })
+    }
+
+    /// ε-closure: the stable NFA states (Pop, Check, Accept) reachable by
+    /// parser actions on known states.
+    fn closure(&mut self, start: u32) -> Result<Vec<u32>> {
+        if let Some(c) = self.closures.get(&start) {
+            return Ok(c.clone());
+        }
+        let mut out = Vec::new();
+        let mut seen: FxHashSet<u32> = FxHashSet::default();
+        let mut stack = vec![start];
+        let lr = &self.g.lr;
+        while let Some(x) = stack.pop() {
+            if !seen.insert(x) {
+                continue;
+            }
+            *self.fuel = self.fuel.saturating_sub(1);
+            if *self.fuel == 0 {
+                return Err(Error::limit("static_compile_fuel", 0, 0));
+            }
+            let s = self.syms[x as usize];
+            match s.job {
+                Job::Pop { .. } | Job::Check { .. } | Job::Accept { .. } => out.push(x),
+                Job::Seq(seq) => {
+                    let finals = self.finals[seq as usize].clone();
+                    for (f, w) in finals {
+                        self.live_expand(&s, f, w, &mut out)?;
+                    }
+                    for i in 0..self.classes.seqs.children[seq as usize].len() {
+                        let child = self.classes.seqs.children[seq as usize][i];
+                        stack.push(self.sym(Sym { job: Job::Shift(child), ..s })?);
+                    }
+                }
+                Job::Shift(child) => {
+                    let t = self.classes.seqs.terminal(child);
+                    let top = self.top(&s);
+                    if let Some(g) = lr.shift(top, t) {
+                        let pushed = self.push(s.pushed, g);
+                        stack.push(self.sym(Sym { pushed, cur: s.cur, job: Job::Seq(child) })?);
+                    }
+                    let prods: Vec<_> = lr.reduces_on(top, t).collect();
+                    for prod in prods {
+                        let p = self.g.normal.production(prod);
+                        let m = p.rhs.len() as u32;
+                        let len = self.stacks[s.pushed as usize].2;
+                        if m <= len {
+                            let mut rest = s.pushed;
+                            for _ in 0..m {
+                                rest = self.stacks[rest as usize].0;
+                            }
+                            let exposed = if rest == 0 { LrStateId(s.cur) } else { self.stacks[rest as usize].1 };
+                            if let Some(g) = lr.goto(exposed, p.lhs) {
+                                let pushed = self.push(rest, g);
+                                stack.push(self.sym(Sym { pushed, cur: s.cur, job: Job::Shift(child) })?);
+                            }
+                        } else {
+                            let job = Job::Pop { skip: m - len - 1, nt: p.lhs, child };
+                            stack.push(self.stable(job)?);
+                        }
+                    }
+                }
+            }
+        }
+        out.sort_unstable();
+        out.dedup();
+        self.closures.insert(start, out.clone());
+        Ok(out)
+    }
+
+    /// The stack state `d` below the symbolic top (0 = top), if it was pushed.
+    fn pushed_at(&self, pushed: u32, d: u32) -> Option<LrStateId> {
+        let mut s = pushed;
+        for _ in 0..d {
+            if s == 0 {
+                return None;
+            }
+            s = self.stacks[s as usize].0;
+        }
+        (s != 0).then(|| self.stacks[s as usize].1)
+    }
+
+    /// Liveness at lexical state `f` after the sequence: `live_boundary` of
+    /// the symbolic stack, down to Accept or a Check on an old node.
+    fn live_expand(&mut self, s: &Sym, f: u32, w: u32, out: &mut Vec<u32>) -> Result<()> {
+        let live = &self.g.liveness;
+        let lr = &self.g.lr;
+        let len = self.stacks[s.pushed as usize].2;
+        let entry = live.live_b_entry(self.top(s), f as usize);
+        if entry.accept {
+            out.push(self.stable(Job::Accept { w })?);
+            return Ok(());
+        }
+        let mut work: Vec<(u32, NonterminalId, u32)> =
+            live.exits(entry).iter().map(|e| (e.dist, e.nt, e.lex)).collect();
+        let mut seen: FxHashSet<(u32, NonterminalId, u32)> = FxHashSet::default();
+        while let Some((d, nt, lex)) = work.pop() {
+            if !seen.insert((d, nt, lex)) {
+                continue;
+            }
+            if d < len {
+                let state = self.pushed_at(s.pushed, d).expect("depth below length");
+                let Some(a) = lr.goto_index(state, nt) else { continue };
+                let e = live.enter_entry(state, a, lex as usize);
+                if e.accept {
+                    out.push(self.stable(Job::Accept { w })?);
+                    return Ok(());
+                }
+                for x in live.exits(e) {
+                    work.push((d + x.dist, x.nt, x.lex));
+                }
+            } else {
+                out.push(self.stable(Job::Check { skip: d - len, nt, lex, w })?);
+            }
+        }
+        Ok(())
+    }
+
+    fn future_of(&self, x: u32) -> u32 {
+        match self.syms[x as usize].job {
+            Job::Pop { child, .. } => self.future_of_seq[child as usize],
+            Job::Check { w, .. } | Job::Accept { w } => w,
+            Job::Seq(s) | Job::Shift(s) => self.future_of_seq[s as usize],
+        }
+    }
+
+    fn run(mut self) -> Result<ParserDwa> {
+        let lr_states = self.g.lr.num_states();
+        let mut state_ids: FxHashMap<Vec<u32>, u32> = FxHashMap::default();
+        let mut sets: Vec<Vec<u32>> = Vec::new();
+        let mut intern = |set: Vec<u32>, sets: &mut Vec<Vec<u32>>, max: usize| -> Result<u32> {
+            if set.is_empty() {
+                return Ok(NONE);
+            }
+            if let Some(&id) = state_ids.get(&set) {
+                return Ok(id);
+            }
+            let id = sets.len() as u32;
+            if sets.len() >= max {
+                return Err(Error::limit("max_dwa_states", sets.len() + 1, max));
+            }
+            sets.push(set.clone());
+            state_ids.insert(set, id);
+            Ok(id)
+        };
+        let max = self.limits.max_dwa_states;
+        let mut start = vec![NONE; lr_states];
+        for (p, slot) in start.iter_mut().enumerate() {
+            let x = self.sym(Sym { pushed: 0, cur: p as u32, job: Job::Seq(ROOT_SEQ) })?;
+            let set = self.closure(x)?;
+            *slot = intern(set, &mut sets, max)?;
+        }
+        let mut states: Vec<DwaState> = Vec::new();
+        let mut i = 0;
+        while i < sets.len() {
+            let set = sets[i].clone();
+            i += 1;
+            let mut wildcard = Vec::new();
+            let mut specific: FxHashMap<u32, Vec<u32>> = FxHashMap::default();
+            let mut accept: Option<BitSet> = None;
+            let mut checks: FxHashMap<(NonterminalId, u32), BitSet> = FxHashMap::default();
+            let mut future = BitSet::new(self.classes.num_classes());
+            for &x in &set {
+                future.union_with(&self.weights[self.future_of(x) as usize].clone());
+                match self.syms[x as usize].job {
+                    Job::Pop { skip, nt, child } if skip > 0 => {
+                        wildcard.push(self.stable(Job::Pop { skip: skip - 1, nt, child })?);
+                    }
+                    Job::Pop { nt, child, .. } => {
+                        let targets = self.gotos_by_nt[nt.index()].clone();
+                        for (p, g) in targets {
+                            let pushed = self.push(0, g);
+                            let y = self.sym(Sym { pushed, cur: p.0, job: Job::Shift(child) })?;
+                            let c = self.closure(y)?;
+                            specific.entry(p.0).or_default().extend(c);
+                        }
+                    }
+                    Job::Check { skip, nt, lex, w } if skip > 0 => {
+                        wildcard.push(self.stable(Job::Check { skip: skip - 1, nt, lex, w })?);
+                    }
+                    Job::Check { nt, lex, w, .. } => {
+                        let k = self.classes.num_classes();
+                        checks
+                            .entry((nt, lex))
+                            .or_insert_with(|| BitSet::new(k))
+                            .union_with(&self.weights[w as usize].clone());
+                    }
+                    Job::Accept { w } => {
+                        let k = self.classes.num_classes();
+                        accept.get_or_insert_with(|| BitSet::new(k)).union_with(&self.weights[w as usize].clone());
+                    }
+                    Job::Seq(_) | Job::Shift(_) => unreachable!("closures hold stable states only"),
+                }
+            }
+            wildcard.sort_unstable();
+            wildcard.dedup();
+            let default = intern(wildcard.clone(), &mut sets, max)?;
+            let mut spec: Vec<(u32, u32)> = Vec::with_capacity(specific.len());
+            for (p, mut targets) in specific {
+                targets.extend_from_slice(&wildcard);
+                targets.sort_unstable();
+                targets.dedup();
+                spec.push((p, intern(targets, &mut sets, max)?));
+            }
+            spec.sort_unstable();
+            let accept = match accept {
+                Some(set) => self.weight(set),
+                None => NONE,
+            };
+            let mut check_list: Vec<(NonterminalId, u32, u32)> = Vec::new();
+            for ((nt, lex), set) in checks {
+                let w = self.weight(set);
+                check_list.push((nt, lex, w));
+            }
+            check_list.sort_unstable();
+            let future = self.weight(future);
+            states.push(DwaState { default, specific: spec, accept, checks: check_list, future });
+        }
+        Ok(ParserDwa { start, states, weights: self.weights })
+    }
+}

@@ -1,0 +1,69 @@
+//! The Static engine (`Optimization::FastRuntime`): token classes per lexer
+//! configuration ([`classes`], the Terminal DWA), the Parser DWA over LR
+//! states ([`dwa`]), and the runtime walk of GSS × Parser DWA ([`runtime`]).
+
+pub mod classes;
+pub mod dwa;
+pub mod runtime;
+
+use std::time::Instant;
+
+use crate::compile::CompiledGrammar;
+use crate::error::Result;
+use crate::vocab::Vocab;
+pub use classes::TokenClasses;
+pub use dwa::{DwaLimits, ParserDwa};
+
+#[derive(Clone, Debug)]
+pub struct StaticLimits {
+    /// Token classes over all lexer configurations.
+    pub max_token_classes: usize,
+    pub dwa: DwaLimits,
+    /// Work units (trie nodes visited, NFA states expanded). Speed: ~20M/s.
+    pub fuel: u64,
+}
+
+impl Default for StaticLimits {
+    fn default() -> Self {
+        StaticLimits { max_token_classes: 100_000, dwa: DwaLimits::default(), fuel: 2_000_000_000 }
+    }
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct StaticStats {
+    pub token_classes: usize,
+    pub sequence_nodes: usize,
+    pub dwa_states: usize,
+    pub weights: usize,
+    pub weight_bytes: usize,
+    pub classes_us: u64,
+    pub dwa_us: u64,
+}
+
+#[derive(Debug)]
+pub struct StaticTables {
+    pub classes: TokenClasses,
+    pub dwa: ParserDwa,
+    pub stats: StaticStats,
+}
+
+impl StaticTables {
+    pub fn build(g: &CompiledGrammar, vocab: &Vocab, limits: &StaticLimits) -> Result<StaticTables> {
+        let mut fuel = limits.fuel;
+        let t = Instant::now();
+        let classes = TokenClasses::build(g, vocab, limits.max_token_classes, &mut fuel)?;
+        let classes_us = t.elapsed().as_micros() as u64;
+        let t = Instant::now();
+        let dwa = dwa::build(g, &classes, &limits.dwa, &mut fuel)?;
+        let stats = StaticStats {
+            token_classes: classes.num_classes(),
+            sequence_nodes: classes.seqs.len(),
+            dwa_states: dwa.states.len(),
+            weights: dwa.weights.len(),
+            weight_bytes: dwa.weight_bytes(),
+            classes_us,
+            dwa_us: t.elapsed().as_micros() as u64,
+        };
+        Ok(StaticTables { classes, dwa, stats })
+    }
+}

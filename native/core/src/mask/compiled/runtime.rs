@@ -1,0 +1,120 @@
+//! The Static engine's mask: walk GSS × Parser DWA from each head (seed 000,
+//! "Reading an LR stack or GSS").
+//!
+//! For head `(n, c)`, the live set starts as the classes of `c` (a contiguous
+//! id range). Reading a node's LR state moves the DWA; the live set is
+//! intersected with the state's `future`, unconditional finals and finals
+//! whose summary bit is set on the node are added to the result, and the walk
+//! continues into the node's parents. Work reaching the same (node, DWA
+//! state) again only carries the classes not seen there before. No loop over
+//! the vocabulary, no parser run for hypothetical tokens: at the end the
+//! accepted classes' token sets are OR-ed into the mask.
+
+use rustc_hash::FxHashMap;
+
+use super::classes::TokenClasses;
+use super::dwa::{ParserDwa, NONE};
+use crate::glr::{Gss, Head, Parser};
+use crate::ids::NodeId;
+use crate::sets::BitSet;
+
+/// Reusable buffers for the walk.
+#[derive(Default, Clone, Debug)]
+pub struct StaticScratch {
+    result: BitSet,
+    /// Classes already carried to (node, DWA state), per class range (heads of
+    /// different configurations carry disjoint ranges, stored relative to their start).
+    seen: FxHashMap<(NodeId, u32, u32), Vec<u32>>,
+    stack: Vec<(NodeId, u32, Vec<u32>)>,
+}
+
+/// A class set restricted to the word range `[lo, lo + words.len())`.
+fn intersect(live: &mut [u32], lo: usize, weight: &BitSet) -> bool {
+    let w = &weight.words()[lo..lo + live.len()];
+    let mut any = 0;
+    for (a, b) in live.iter_mut().zip(w) {
+        *a &= *b;
+        any |= *a;
+    }
+    any != 0
+}
+
+fn add_masked(result: &mut BitSet, live: &[u32], lo: usize, weight: &BitSet) {
+    let w = &weight.words()[lo..lo + live.len()];
+    let r = &mut result.words_mut()[lo..lo + live.len()];
+    for ((r, a), b) in r.iter_mut().zip(live).zip(w) {
+        *r |= a & b;
+    }
+}
+
+pub fn static_mask(
+    parser: Parser<'_>,
+    gss: &Gss,
+    heads: &[Head],
+    classes: &TokenClasses,
+    dwa: &ParserDwa,
+    scratch: &mut StaticScratch,
+    out: &mut BitSet,
+) {
+    out.clear();
+    let k = classes.num_classes();
+    if scratch.result.words().len() != k.div_ceil(32) {
+        scratch.result = BitSet::new(k);
+    }
+    scratch.result.clear();
+    scratch.seen.clear();
+    for h in heads {
+        let (lo, hi) = classes.config_classes[h.config.index()];
+        if lo == hi {
+            continue;
+        }
+        let (lo_w, hi_w) = (lo as usize / 32, (hi as usize).div_ceil(32));
+        let mut live = vec![0u32; hi_w - lo_w];
+        for c in lo..hi {
+            let i = c as usize - lo_w * 32;
+            live[i / 32] |= 1 << (i % 32);
+        }
+        let q = dwa.start[gss.state(h.node).index()];
+        if q == NONE {
+            continue;
+        }
+        scratch.stack.push((h.node, q, live));
+        while let Some((node, q, mut live)) = scratch.stack.pop() {
+            // Only classes not already carried to this (node, state).
+            let seen = scratch.seen.entry((node, q, lo)).or_insert_with(|| vec![0; live.len()]);
+            if seen.len() < live.len() {
+                seen.resize(live.len(), 0);
+            }
+            let mut fresh = 0;
+            for (a, s) in live.iter_mut().zip(seen.iter_mut()) {
+                *a &= !*s;
+                *s |= *a;
+                fresh |= *a;
+            }
+            if fresh == 0 {
+                continue;
+            }
+            let state = &dwa.states[q as usize];
+            if !intersect(&mut live, lo_w, &dwa.weights[state.future as usize]) {
+                continue;
+            }
+            if state.accept != NONE {
+                add_masked(&mut scratch.result, &live, lo_w, &dwa.weights[state.accept as usize]);
+            }
+            for &(nt, lex, w) in &state.checks {
+                if parser.summary_bit(gss, node, nt, lex as usize) {
+                    add_masked(&mut scratch.result, &live, lo_w, &dwa.weights[w as usize]);
+                }
+            }
+            for &parent in &gss.node(node).parents {
+                let q2 = dwa.next(q, gss.state(parent));
+                if q2 != NONE {
+                    scratch.stack.push((parent, q2, live.clone()));
+                }
+            }
+        }
+    }
+    for class in scratch.result.iter() {
+        classes.tokens[class].or_into(out);
+    }
+}
