@@ -162,8 +162,61 @@ class Grammar:
         """Parse a grammar in the native GLRM format."""
 
     @staticmethod
-    def from_ebnf(text: str) -> Grammar:
-        """Parse an EBNF / GBNF grammar (``root ::= ...``)."""
+    def from_ebnf(text: str, start: str | None = None) -> Grammar:
+        """Parse an EBNF / GBNF grammar (``root ::= ...``; ``start`` names another start rule)."""
+
+    @staticmethod
+    def from_lark(text: str, start: str = "start") -> Grammar:
+        """Parse a Lark grammar (rules, terminals, ``%ignore``, ``%import common.*``, priorities, ...)."""
+
+    @staticmethod
+    def from_regex(pattern: str) -> Grammar:
+        """The strings the regex fully matches (Python ``re`` syntax)."""
+
+    @staticmethod
+    def from_choice(choices: list[str]) -> Grammar:
+        """Exactly one of the given strings."""
+
+    @staticmethod
+    def from_json_schema(
+        schema: Any,
+        *,
+        whitespace: str = "compact",
+        max_whitespace: int = 16,
+        whitespace_pattern: str | None = None,
+        indent: int | None = None,
+        separators: tuple[str, str] | None = None,
+        any_order: bool = False,
+        strict: bool = False,
+        additional_properties_default: bool = True,
+        format_assertion: bool = True,
+        lenient: bool = False,
+        max_exact_length: int = 512,
+    ) -> Grammar:
+        """A JSON Schema (dict, JSON string, or pydantic model class) as a grammar.
+
+        ``whitespace``: ``"compact"`` (no free whitespace, the default) or
+        ``"flexible"`` (at most ``max_whitespace`` of ``[ \\t\\n\\r]`` between
+        tokens); ``whitespace_pattern`` overrides it with a regex. ``lenient``
+        over-approximates unenforceable keywords and lists them in
+        ``ignored_keywords`` (and logs them); otherwise they raise ``SchemaError``
+        naming the keyword and its JSON pointer (``.path``).
+        """
+
+    @staticmethod
+    def json_object(*, whitespace: str = "compact", max_whitespace: int = 16) -> Grammar:
+        """Any JSON value (vLLM's ``json_object`` mode)."""
+
+    @property
+    def ignored_keywords(self) -> list[str]:
+        """Keywords a ``lenient`` JSON Schema conversion did not enforce, with JSON pointers."""
+
+    @property
+    def extern_tokens(self) -> list[str]:
+        """Names of the grammar's ``extern token`` slots."""
+
+    def bind(self, name: str, tokens: ExactToken | ExactTokens) -> Grammar:
+        """A new grammar with the ``extern token`` slot ``name`` bound to exact tokens of a vocabulary."""
 
     def compile(
         self,
@@ -198,7 +251,17 @@ class Constraint:
 
     @property
     def engine(self) -> str:
-        """The mask engine in use (``"dynamic"``)."""
+        """The mask engine in use: ``"static"`` or ``"dynamic"``."""
+
+    @property
+    def fallback(self) -> str | None:
+        """Why ``AUTO``/``BALANCED`` fell back to the Dynamic engine, or None."""
+
+    def describe(self) -> str:
+        """Sizes of the compiled tables, including the Static engine's, one per line."""
+
+    @staticmethod
+    def _dynamic_mask(state: ConstraintState) -> npt.NDArray[np.bool_]: ...
 
 @final
 class ConstraintState:

@@ -125,6 +125,24 @@ fn strings_up_to(len: usize, alphabet: &[u8]) -> Vec<Vec<u8>> {
 fn shortest_completion(state: &glrmask_core::ConstraintState, prefix: &[u8], bytes: &[Vec<u8>]) -> Option<Vec<u8>> {
     const BEAM: usize = 48;
     let mut rng = Rng(prefix.len() as u64 * 7919 + 1);
+    // Nested grammars often close with a run of one token: try each token
+    // repeated (a random allowed one when it is not allowed).
+    for t in 0..bytes.len() {
+        let mut st = state.clone();
+        let mut path = prefix.to_vec();
+        for _ in 0..48 {
+            if st.is_accepting() {
+                return Some(path);
+            }
+            let allowed: Vec<usize> = st.mask().iter().collect();
+            if allowed.is_empty() {
+                break;
+            }
+            let pick = if allowed.contains(&t) { t } else { allowed[rng.below(allowed.len())] };
+            st.commit_token(pick as u32).expect("mask token commits");
+            path.extend_from_slice(&bytes[pick]);
+        }
+    }
     let mut frontier = vec![(state.clone(), prefix.to_vec())];
     for _ in 0..48 {
         let mut next = Vec::new();

@@ -55,3 +55,22 @@ fn static_star_before_pending_terminal() {
         25,
     );
 }
+
+/// Completions of `c^n` need `a^(2n+2)`: the completion search must find
+/// them (a test-side weakness once, not an engine bug).
+#[test]
+fn nested_completion_is_found() {
+    let g = parse_glrm(
+        "glrm 1;\nstart r0;\nt T0 = /a|a/;\nnt r0 = r1? T0 T0;\nnt r1 = \"c\" r0 | T0* r0 | \"\";\nnt r2 = \"\";\n",
+    )
+    .unwrap();
+    let tokens: Vec<Vec<u8>> = ALPHABET.iter().map(|&b| vec![b]).collect();
+    let c = constraint(g, &tokens, &[]);
+    let mut s = c.start();
+    s.commit_bytes(b"cccc").unwrap();
+    for _ in 0..10 {
+        assert!(!s.is_accepting());
+        s.commit_bytes(b"a").unwrap();
+    }
+    assert!(s.is_accepting());
+}

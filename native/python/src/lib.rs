@@ -477,11 +477,13 @@ struct Grammar {
     ir: Arc<core::Grammar>,
     /// The compiled tables do not depend on the vocabulary: compile once.
     compiled: OnceLock<Arc<core::CompiledGrammar>>,
+    /// JSON Schema keywords a `lenient` conversion over-approximated, with their JSON pointers.
+    ignored: Vec<String>,
 }
 
 impl Grammar {
     fn new(ir: core::Grammar) -> Grammar {
-        Grammar { ir: Arc::new(ir), compiled: OnceLock::new() }
+        Grammar { ir: Arc::new(ir), compiled: OnceLock::new(), ignored: Vec::new() }
     }
 
     fn compiled(&self, py: Python<'_>) -> PyResult<Arc<core::CompiledGrammar>> {
@@ -520,10 +522,144 @@ impl Grammar {
         Ok(Grammar::new(guard(py, move || core::frontend::parse_glrm(&text))?))
     }
 
-    /// Parse an EBNF / GBNF grammar (`root ::= ...`).
+    /// Parse an EBNF / GBNF grammar (`root ::= ...`, or `start ::=`; `start`
+    /// names another start rule).
     #[staticmethod]
-    fn from_ebnf(py: Python<'_>, text: String) -> PyResult<Grammar> {
-        Ok(Grammar::new(guard(py, move || core::frontend::parse_ebnf(&text))?))
+    #[pyo3(signature = (text, start=None))]
+    fn from_ebnf(py: Python<'_>, text: String, start: Option<String>) -> PyResult<Grammar> {
+        Ok(Grammar::new(guard(py, move || match &start {
+            Some(s) => core::frontend::ebnf::parse_ebnf_with(&text, s),
+            None => core::frontend::parse_ebnf(&text),
+        })?))
+    }
+
+    /// Parse a Lark grammar (rules, terminals, `%ignore`, `%import common.*`, ...).
+    #[staticmethod]
+    #[pyo3(signature = (text, start="start"))]
+    fn from_lark(py: Python<'_>, text: String, start: &str) -> PyResult<Grammar> {
+        let start = start.to_string();
+        Ok(Grammar::new(guard(py, move || {
+            let options = core::frontend::lark::LarkOptions { start: &start, ..Default::default() };
+            core::frontend::lark::parse_lark_with(&text, &options)
+        })?))
+    }
+
+    /// The strings a regex fully matches (Python `re` syntax, as vLLM's `regex` option).
+    #[staticmethod]
+    fn from_regex(py: Python<'_>, pattern: String) -> PyResult<Grammar> {
+        Ok(Grammar::new(guard(py, move || core::frontend::regex::regex_grammar(&pattern))?))
+    }
+
+    /// Exactly one of the given strings (vLLM's `choice` option).
+    #[staticmethod]
+    fn from_choice(py: Python<'_>, choices: Vec<String>) -> PyResult<Grammar> {
+        let choices: Vec<Vec<u8>> = choices.into_iter().map(String::into_bytes).collect();
+        Ok(Grammar::new(guard(py, move || core::frontend::regex::choice_grammar(&choices))?))
+    }
+
+    /// A JSON Schema (a dict, a JSON string, or a pydantic model class) as a
+    /// grammar. Options: `whitespace` ("compact" default, or "flexible"),
+    /// `max_whitespace` (flexible bound, default 16), `whitespace_pattern`
+    /// (regex for the space between tokens), `indent`, `separators`
+    /// (item, key), `any_order`, `strict`, `additional_properties_default`,
+    /// `format_assertion`, `lenient` (over-approximate what cannot be enforced
+    /// and list it in `ignored_keywords` and the `glrmask` logger).
+    #[staticmethod]
+    #[pyo3(signature = (schema, *, whitespace="compact", max_whitespace=16, whitespace_pattern=None, indent=None,
+        separators=None, any_order=false, strict=false, additional_properties_default=true,
+        format_assertion=true, lenient=false, max_exact_length=512))]
+    #[allow(clippy::too_many_arguments)]
+    fn from_json_schema(
+        py: Python<'_>,
+        schema: &Bound<'_, PyAny>,
+        whitespace: &str,
+        max_whitespace: u32,
+        whitespace_pattern: Option<String>,
+        indent: Option<u32>,
+        separators: Option<(String, String)>,
+        any_order: bool,
+        strict: bool,
+        additional_properties_default: bool,
+        format_assertion: bool,
+        lenient: bool,
+        max_exact_length: u32,
+    ) -> PyResult<Grammar> {
+        let text = schema_text(py, schema)?;
+        let ws = match (whitespace_pattern, whitespace) {
+            (Some(p), _) => core::frontend::json_schema::Whitespace::Pattern(p),
+            (None, "compact") => core::frontend::json_schema::Whitespace::Compact,
+            (None, "flexible") => core::frontend::json_schema::Whitespace::Flexible { max: max_whitespace },
+            (None, other) => {
+                return Err(pyo3::exceptions::PyValueError::new_err(format!(
+                    "unknown whitespace policy {other:?}; expected \"compact\" or \"flexible\" (or pass whitespace_pattern=)"
+                )))
+            }
+        };
+        let options = core::frontend::json_schema::JsonSchemaOptions {
+            whitespace: ws,
+            indent,
+            separators,
+            any_order,
+            strict,
+            additional_properties_default,
+            format_assertion,
+            lenient,
+            max_exact_length,
+            ..Default::default()
+        };
+        let (ir, ignored) = guard(py, move || {
+            let value: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
+                core::Error::new(core::ErrorKind::Schema, "invalid_json", format!("the schema is not valid JSON: {e}"))
+            })?;
+            core::frontend::json_schema::json_schema_grammar(&value, &options)
+        })?;
+        if !ignored.is_empty() {
+            let logger = py.import("logging")?.call_method1("getLogger", ("glrmask",))?;
+            logger.call_method1(
+                "warning",
+                (format!("lenient JSON Schema: not enforced (over-approximated): {}", ignored.join("; ")),),
+            )?;
+        }
+        Ok(Grammar { ir: Arc::new(ir), compiled: OnceLock::new(), ignored })
+    }
+
+    /// Any JSON value (vLLM's `json_object` mode); options as in `from_json_schema`.
+    #[staticmethod]
+    #[pyo3(signature = (*, whitespace="compact", max_whitespace=16))]
+    fn json_object(py: Python<'_>, whitespace: &str, max_whitespace: u32) -> PyResult<Grammar> {
+        let ws = match whitespace {
+            "compact" => core::frontend::json_schema::Whitespace::Compact,
+            "flexible" => core::frontend::json_schema::Whitespace::Flexible { max: max_whitespace },
+            other => {
+                return Err(pyo3::exceptions::PyValueError::new_err(format!(
+                    "unknown whitespace policy {other:?}; expected \"compact\" or \"flexible\""
+                )))
+            }
+        };
+        let options = core::frontend::json_schema::JsonSchemaOptions { whitespace: ws, ..Default::default() };
+        Ok(Grammar::new(guard(py, move || core::frontend::json_schema::json_object_grammar(&options))?))
+    }
+
+    /// JSON Schema keywords that a `lenient` conversion did not enforce, with their JSON pointers.
+    #[getter]
+    fn ignored_keywords(&self) -> Vec<String> {
+        self.ignored.clone()
+    }
+
+    /// Names of the grammar's `extern token` slots.
+    #[getter]
+    fn extern_tokens(&self) -> Vec<String> {
+        self.ir.extern_token_slots().into_iter().map(str::to_string).collect()
+    }
+
+    /// A new grammar with the `extern token` slot `name` bound to an exact
+    /// token handle (`vocab.token(id)`) or handles (`vocab.tokens(ids)`). The
+    /// handles' vocabulary must be the one the grammar is compiled with.
+    fn bind(&self, py: Python<'_>, name: String, tokens: &Bound<'_, PyAny>) -> PyResult<Grammar> {
+        let (ids, fingerprint) = exact_handle_ids(tokens)?;
+        let ir = self.ir.clone();
+        let bound = guard(py, move || ir.bind_tokens(&name, ids, fingerprint))?;
+        Ok(Grammar { ir: Arc::new(bound), compiled: OnceLock::new(), ignored: self.ignored.clone() })
     }
 
     /// Compile against a vocabulary. `end_tokens` (token ids, or
@@ -820,6 +956,32 @@ impl ConstraintState {
         })?;
         Ok(PyArray1::from_vec(py, bools))
     }
+}
+
+/// Token ids and vocabulary fingerprint of an `ExactToken` / `ExactTokens` handle.
+fn exact_handle_ids(obj: &Bound<'_, PyAny>) -> PyResult<(Vec<u32>, u64)> {
+    if let Ok(t) = obj.cast::<ExactToken>() {
+        let t = t.get();
+        return Ok((vec![t.id], t.fingerprint));
+    }
+    if let Ok(t) = obj.cast::<ExactTokens>() {
+        let t = t.get();
+        return Ok((t.ids.clone(), t.fingerprint));
+    }
+    Err(pyo3::exceptions::PyTypeError::new_err(
+        "bind takes an exact token handle: vocab.token(id) or vocab.tokens(ids) (plain ids carry no vocabulary identity)",
+    ))
+}
+
+/// The JSON text of a schema given as a dict, a JSON string, or a pydantic model class.
+fn schema_text(py: Python<'_>, schema: &Bound<'_, PyAny>) -> PyResult<String> {
+    if let Ok(text) = schema.extract::<String>() {
+        return Ok(text);
+    }
+    let value =
+        if schema.hasattr("model_json_schema")? { schema.call_method0("model_json_schema")? } else { schema.clone() };
+    let json = py.import("json")?;
+    json.call_method1("dumps", (value,))?.extract()
 }
 
 fn check_words(len: usize, needed: usize) -> PyResult<()> {
