@@ -105,6 +105,10 @@ impl ObjectSchema {
 pub(crate) struct Def {
     pub pointer: String,
     pub state: DefState,
+    /// The definitions this one is the intersection of (itself for a
+    /// `$ref` target); intersections are keyed by this set, so `A∩B∩A` is
+    /// `A∩B` and recursive intersections close.
+    pub members: Vec<RefId>,
 }
 
 #[derive(Clone, Debug)]
@@ -123,12 +127,17 @@ pub(crate) struct Ctx<'a> {
     pub opts: &'a JsonSchemaOptions,
     pub defs: Vec<Def>,
     def_ids: FxHashMap<String, RefId>,
-    pair_ids: FxHashMap<(RefId, RefId), RefId>,
+    pair_ids: FxHashMap<Vec<RefId>, RefId>,
     pub notes: Vec<String>,
     work: usize,
     matchers: FxHashMap<String, Option<TermDfa>>,
     pattern_sizes: FxHashMap<String, usize>,
+    /// Definitions being built inside each other right now.
+    nested_defs: usize,
 }
+
+/// Definitions whose builds may nest (each needing the next one's body).
+const MAX_NESTED_DEFINITIONS: usize = 200;
 
 /// Matcher DFAs are small; this bounds a pathological regex.
 const MATCHER_MAX_STATES: usize = 50_000;
@@ -145,6 +154,7 @@ impl<'a> Ctx<'a> {
             work: 0,
             matchers: FxHashMap::default(),
             pattern_sizes: FxHashMap::default(),
+            nested_defs: 0,
         }
     }
 
@@ -175,13 +185,38 @@ impl<'a> Ctx<'a> {
             return id;
         }
         let id = self.defs.len();
-        self.defs.push(Def { pointer: pointer.to_string(), state: DefState::Pending });
+        self.defs.push(Def { pointer: pointer.to_string(), state: DefState::Pending, members: vec![id] });
         self.def_ids.insert(pointer.to_string(), id);
         id
     }
 
     /// The schema of a definition, building it now if needed.
-    pub fn def_body(&mut self, id: RefId, depth: usize) -> Result<Schema> {
+    ///
+    /// Each definition is built from depth 0 (its own nesting is what the
+    /// depth limit is about); how many builds are nested inside each other
+    /// (a chain of definitions each needing the next) is bounded apart.
+    pub fn def_body(&mut self, id: RefId, _depth: usize) -> Result<Schema> {
+        if matches!(self.defs[id].state, DefState::Pending | DefState::PendingIntersection(..)) {
+            self.nested_defs += 1;
+            if self.nested_defs > MAX_NESTED_DEFINITIONS {
+                let pointer = self.defs[id].pointer.clone();
+                self.nested_defs = 0;
+                return Err(Error::limit(
+                    "json_schema_nested_definitions",
+                    MAX_NESTED_DEFINITIONS + 1,
+                    MAX_NESTED_DEFINITIONS,
+                )
+                .at_path(pointer));
+            }
+            let r = self.def_body_inner(id);
+            self.nested_defs = self.nested_defs.saturating_sub(1);
+            return r;
+        }
+        self.def_body_inner(id)
+    }
+
+    fn def_body_inner(&mut self, id: RefId) -> Result<Schema> {
+        let depth = 0;
         match &self.defs[id].state {
             DefState::Done(s) => Ok(s.clone()),
             DefState::Building => Err(schema_error(
@@ -242,31 +277,40 @@ impl<'a> Ctx<'a> {
             (Never, _) | (_, Never) => Never,
             (Ref(x), Ref(y)) if x == y => Ref(*x),
             (Ref(x), Ref(y)) => {
-                let key = (*x.min(y), *x.max(y));
+                let mut key = self.defs[*x].members.clone();
+                key.extend(self.defs[*y].members.iter().copied());
+                key.sort_unstable();
+                key.dedup();
+                if key == self.defs[*x].members {
+                    return Ok(Ref(*x));
+                }
+                if key == self.defs[*y].members {
+                    return Ok(Ref(*y));
+                }
                 if let Some(&id) = self.pair_ids.get(&key) {
                     return Ok(Ref(id));
                 }
                 let id = self.defs.len();
                 let pointer = self.defs[*x].pointer.clone();
-                self.defs.push(Def { pointer, state: DefState::Building });
+                let building = |s: &DefState| matches!(s, DefState::Building);
+                if building(&self.defs[*x].state) || building(&self.defs[*y].state) {
+                    // One of them is still being built: intersect later.
+                    let (first, other) = if building(&self.defs[*x].state) { (*x, *y) } else { (*y, *x) };
+                    self.defs.push(Def {
+                        pointer,
+                        state: DefState::PendingIntersection(first, Ref(other)),
+                        members: key.clone(),
+                    });
+                    self.pair_ids.insert(key, id);
+                    return Ok(Ref(id));
+                }
+                self.defs.push(Def { pointer, state: DefState::Building, members: key.clone() });
                 self.pair_ids.insert(key, id);
                 let bx = self.def_body(*x, depth)?;
                 let by = self.def_body(*y, depth)?;
                 let s = self.intersect(&bx, &by, path, depth + 1)?;
                 self.defs[id].state = DefState::Done(s);
                 Ref(id)
-            }
-            (Ref(x), other) | (other, Ref(x)) => {
-                if matches!(self.defs[*x].state, DefState::Building) {
-                    // A definition refers to itself with more constraints
-                    // beside the `$ref`: intersect once it is built.
-                    let id = self.defs.len();
-                    let pointer = self.defs[*x].pointer.clone();
-                    self.defs.push(Def { pointer, state: DefState::PendingIntersection(*x, other.clone()) });
-                    return Ok(Ref(id));
-                }
-                let body = self.def_body(*x, depth)?;
-                self.intersect(&body, other, path, depth + 1)?
             }
             (AnyOf(xs), y) | (y, AnyOf(xs)) => {
                 let mut out = Vec::new();
@@ -290,6 +334,25 @@ impl<'a> Ctx<'a> {
                 } else {
                     Const(kept)
                 }
+            }
+            // After anyOf/const: inlining a definition against a union of
+            // references would re-inline it at every level; distributing
+            // first meets `Ref ∩ Ref`, which is memoised.
+            (Ref(x), other) | (other, Ref(x)) => {
+                if matches!(self.defs[*x].state, DefState::Building) {
+                    // A definition refers to itself with more constraints
+                    // beside the `$ref`: intersect once it is built.
+                    let id = self.defs.len();
+                    let pointer = self.defs[*x].pointer.clone();
+                    self.defs.push(Def {
+                        pointer,
+                        state: DefState::PendingIntersection(*x, other.clone()),
+                        members: vec![id],
+                    });
+                    return Ok(Ref(id));
+                }
+                let body = self.def_body(*x, depth)?;
+                self.intersect(&body, other, path, depth + 1)?
             }
             (Null, Null) => Null,
             (Boolean(x), Boolean(y)) => match (x, y) {
@@ -605,14 +668,29 @@ impl<'a> Ctx<'a> {
 
     /// Provably no value is valid against both (false when unsure).
     pub fn disjoint(&mut self, a: &Schema, b: &Schema, path: &str) -> Result<bool> {
-        // Intersection errors (e.g. unsupported combinations) mean "unsure".
-        let lenient_notes = self.notes.len();
+        // Any error on the way (an unsupported combination, the depth
+        // limit) means "unsure"; definitions it left half built are reset.
+        let notes = self.notes.len();
+        let defs = self.defs.len();
+        let before: Vec<Option<DefState>> = self
+            .defs
+            .iter()
+            .map(|d| if matches!(d.state, DefState::Done(_)) { None } else { Some(d.state.clone()) })
+            .collect();
         let r = match self.intersect(a, b, path, 0) {
             Ok(s) => self.is_never(&s, 0),
-            Err(e) if e.kind() == crate::error::ErrorKind::Limit => return Err(e),
-            Err(_) => false,
+            Err(_) => {
+                self.defs.truncate(defs);
+                self.pair_ids.retain(|_, id| *id < defs);
+                for (d, state) in self.defs.iter_mut().zip(before) {
+                    if let Some(state) = state {
+                        d.state = state;
+                    }
+                }
+                false
+            }
         };
-        self.notes.truncate(lenient_notes);
+        self.notes.truncate(notes);
         Ok(r)
     }
 
