@@ -1,23 +1,47 @@
 //! Mask and commit latency of one grammar over a real vocabulary, along
 //! random walks. `cargo run --release --example mask_latency -- <tokenizer.json> <grammar.ebnf> [steps] [walks]`
+//! Flags (anywhere): `--unfused` parses the EBNF without fusing regular runs
+//! into terminals; `--fast-build`, `--balanced`, `--fast-runtime` pick the
+//! optimization (default `Auto`). Prints the engine and any fallback.
 
 use std::sync::Arc;
 use std::time::Instant;
 
-use glrmask_core::frontend::parse_ebnf;
+use glrmask_core::frontend::ebnf::{parse_ebnf, parse_ebnf_unfused};
 use glrmask_core::vocab::loaders::hf;
 use glrmask_core::{CompileLimits, CompiledGrammar, Constraint, Optimization};
 
 fn main() {
-    let args: Vec<String> = std::env::args().collect();
+    let (flags, args): (Vec<String>, Vec<String>) = std::env::args().partition(|a| a.starts_with("--"));
+    let has = |f: &str| flags.iter().any(|a| a == f);
+    let optimization = if has("--fast-build") {
+        Optimization::FastBuild
+    } else if has("--balanced") {
+        Optimization::Balanced
+    } else if has("--fast-runtime") {
+        Optimization::FastRuntime
+    } else {
+        Optimization::Auto
+    };
     let vocab = hf::load_file(&args[1], &hf::HfOptions::default()).expect("vocab");
     let text = std::fs::read_to_string(&args[2]).expect("grammar");
     let steps: usize = args.get(3).and_then(|s| s.parse().ok()).unwrap_or(200);
     let walks: usize = args.get(4).and_then(|s| s.parse().ok()).unwrap_or(3);
     let t = Instant::now();
-    let g = CompiledGrammar::compile(parse_ebnf(&text).expect("grammar"), &CompileLimits::default()).expect("compile");
+    let grammar = if has("--unfused") { parse_ebnf_unfused(&text, None) } else { parse_ebnf(&text) };
+    let grammar = grammar.expect("grammar");
+    println!("parse: {:?}", t.elapsed());
+    let t = Instant::now();
+    let g = CompiledGrammar::compile(grammar, &CompileLimits::default()).expect("compile");
     println!("compile: {:?}\n{}", t.elapsed(), g.describe());
-    let c = Constraint::new(Arc::new(g), vocab, &[], Optimization::Auto).expect("constraint");
+    let t = Instant::now();
+    let c = Constraint::new(Arc::new(g), vocab, &[], optimization).expect("constraint");
+    println!(
+        "constraint ({optimization:?}): {:?}, engine {:?}{}",
+        t.elapsed(),
+        c.engine,
+        c.fallback.as_deref().map(|f| format!(" ({f})")).unwrap_or_default()
+    );
     let mut mask_us = Vec::new();
     let mut commit_us = Vec::new();
     let mut seed = 12345u64;
@@ -49,5 +73,10 @@ fn main() {
         pct(&mut mask_us, 1.0),
         mask_us.len()
     );
-    println!("commit µs: p50 {:.1} p99 {:.1} max {:.1}", pct(&mut commit_us, 0.5), pct(&mut commit_us, 0.99), pct(&mut commit_us, 1.0));
+    println!(
+        "commit µs: p50 {:.1} p99 {:.1} max {:.1}",
+        pct(&mut commit_us, 0.5),
+        pct(&mut commit_us, 0.99),
+        pct(&mut commit_us, 1.0)
+    );
 }

@@ -10,6 +10,9 @@
 //! these are prefix-free languages (one string, or one UTF-8 encoded code
 //! point), so per-terminal longest match never forces a lexeme boundary and
 //! the language is exactly llama.cpp's: `root ::= [0-9]+ "0"` accepts `10`.
+//! [`crate::grammar::fuse::fuse_regular`] then merges regular runs of them
+//! into larger terminals wherever that provably keeps this language
+//! ([`parse_ebnf_unfused`] skips it).
 //!
 //! Syntax, as llama.cpp's `grammars/README.md` documents it: `"..."`
 //! strings and `[...]`/`[^...]` classes with escapes (`\x.. \u.... \U........
@@ -30,17 +33,25 @@ use regex_syntax::hir::{ClassUnicode, ClassUnicodeRange};
 
 use super::scan::{HexEscape, Scanner};
 use crate::error::Result;
+use crate::grammar::fuse::{fuse_regular, FuseLimits};
 use crate::grammar::{Expr, Grammar, GrammarBuilder, Pattern};
 use crate::source::{Source, Span};
 
 /// A GBNF grammar whose start rule is `root` (or `start`).
 pub fn parse_ebnf(text: &str) -> Result<Grammar> {
-    parse(text, None)
+    fuse_regular(parse(text, None)?, &FuseLimits::default())
 }
 
 /// A GBNF grammar with the given start rule.
 pub fn parse_ebnf_with(text: &str, start: &str) -> Result<Grammar> {
-    parse(text, Some(start))
+    fuse_regular(parse(text, Some(start))?, &FuseLimits::default())
+}
+
+/// The grammar as written, one terminal per literal, class and `.`, without
+/// fusing regular runs (same language; for tests and debugging). The start
+/// rule is `start`, else `root` (or `start`).
+pub fn parse_ebnf_unfused(text: &str, start: Option<&str>) -> Result<Grammar> {
+    parse(text, start)
 }
 
 fn parse(text: &str, start: Option<&str>) -> Result<Grammar> {
