@@ -430,8 +430,10 @@ impl Ctx<'_> {
         if let Some(p) = map.get("pattern") {
             let ppath = child_path(path, "pattern");
             let Value::String(p) = p else { return Err(invalid("`pattern` must be a string", &ppath)) };
-            // Parse now so a bad pattern is reported at its keyword.
-            match super::regex::parse_ecma(p, &ppath) {
+            // Translate now so a bad pattern is reported at its keyword.
+            let translated =
+                super::regex::parse_ecma(p, &ppath).and_then(|re| super::strings::search_language(&re, &ppath));
+            match translated {
                 Ok(_) => s.patterns.push(SourceRegex { source: p.clone(), path: ppath }),
                 Err(e) if self.opts.lenient && e.code() == "unsupported_pattern" => {
                     self.notes.push(format!(
@@ -568,7 +570,7 @@ impl Ctx<'_> {
             };
             for (k, v) in props {
                 let kpath = child_path(&ppath, k);
-                super::regex::parse_ecma(k, &kpath)?;
+                super::strings::search_language(&super::regex::parse_ecma(k, &kpath)?, &kpath)?;
                 let s = self.build(v, &kpath, depth + 1)?;
                 pattern_properties.push((SourceRegex { source: k.clone(), path: kpath }, s));
             }
