@@ -18,13 +18,43 @@ use glrmask_core::grammar::{Expr, Grammar, Pattern};
 use glrmask_core::{CompileLimits, CompiledGrammar, Constraint, ConstraintState, Optimization, Vocab};
 
 pub struct Reference {
-    regexes: Vec<regex::bytes::Regex>,
+    regexes: Vec<TerminalMatcher>,
     ignored: Vec<bool>,
     /// prods[i] = (lhs, rhs); symbols: terminals as T(i), nonterminals as N(i).
     prods: Vec<(usize, Vec<Sym>)>,
     nullable: Vec<bool>,
     start: usize,
     num_nt: usize,
+}
+
+/// Whole-string membership in a terminal's pattern: the `regex` crate for
+/// regexes, with intersection and complement on top (the EBNF fusion pass
+/// writes `L(E) \ {ε}` as `And[E, Not(ε)]`).
+enum TerminalMatcher {
+    Regex(regex::bytes::Regex),
+    And(Vec<TerminalMatcher>),
+    Not(Box<TerminalMatcher>),
+}
+
+impl TerminalMatcher {
+    fn new(p: &Pattern) -> TerminalMatcher {
+        match p {
+            Pattern::Hir(hir) => TerminalMatcher::Regex(
+                regex::bytes::Regex::new(&format!("^(?:{hir})$")).expect("HIR prints as a valid regex"),
+            ),
+            Pattern::And(parts) => TerminalMatcher::And(parts.iter().map(TerminalMatcher::new).collect()),
+            Pattern::Not(inner) => TerminalMatcher::Not(Box::new(TerminalMatcher::new(inner))),
+            _ => panic!("reference supports regex terminals and their And/Not only"),
+        }
+    }
+
+    fn is_match(&self, bytes: &[u8]) -> bool {
+        match self {
+            TerminalMatcher::Regex(re) => re.is_match(bytes),
+            TerminalMatcher::And(parts) => parts.iter().all(|m| m.is_match(bytes)),
+            TerminalMatcher::Not(inner) => !inner.is_match(bytes),
+        }
+    }
 }
 
 #[derive(Copy, Clone, PartialEq, Eq, Hash, Debug)]
@@ -35,14 +65,7 @@ pub enum Sym {
 
 impl Reference {
     pub fn new(g: &Grammar) -> Reference {
-        let regexes = g
-            .terminals
-            .iter()
-            .map(|t| {
-                let Pattern::Hir(hir) = &t.pattern else { panic!("reference supports regex terminals only") };
-                regex::bytes::Regex::new(&format!("^(?:{hir})$")).expect("HIR prints as a valid regex")
-            })
-            .collect();
+        let regexes = g.terminals.iter().map(|t| TerminalMatcher::new(&t.pattern)).collect();
         let mut r = Reference {
             regexes,
             ignored: g.terminals.iter().map(|t| t.ignored).collect(),
