@@ -1,0 +1,1 @@
+"""glrmask benchmark harness (not tests): glrmask Static/Dynamic side by side with peers."""
