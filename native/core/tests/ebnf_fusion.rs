@@ -279,6 +279,15 @@ fn repetition_follows_itself() {
     assert_same_language(text, &strings_up_to(6, &["1", "x"]));
 }
 
+/// A fused pattern with a repetition of a repetition (`("a"+)?`), which
+/// `Hir`'s printer writes as the lazy `a+?`: the reference must not read it so.
+#[test]
+fn nested_repetitions() {
+    let text = "root ::= \"a\" r2*\nr1 ::= \"a\" | (\"a\"+)?\nr2 ::= \"a\" r1";
+    assert_eq!(fused(text).terminals.len(), 1);
+    assert_same_language(text, &strings_up_to(5, &["a"]));
+}
+
 /// Lone atoms stay as they are, identical runs share one terminal.
 #[test]
 fn lone_atoms_stay_and_identical_runs_share() {

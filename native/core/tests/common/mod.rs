@@ -16,6 +16,7 @@ use std::sync::Arc;
 
 use glrmask_core::grammar::{Expr, Grammar, Pattern};
 use glrmask_core::{CompileLimits, CompiledGrammar, Constraint, ConstraintState, Optimization, Vocab};
+use regex_syntax::hir::{Hir, HirKind};
 
 pub struct Reference {
     regexes: Vec<TerminalMatcher>,
@@ -40,7 +41,7 @@ impl TerminalMatcher {
     fn new(p: &Pattern) -> TerminalMatcher {
         match p {
             Pattern::Hir(hir) => TerminalMatcher::Regex(
-                regex::bytes::Regex::new(&format!("^(?:{hir})$")).expect("HIR prints as a valid regex"),
+                regex::bytes::Regex::new(&format!("^(?:{})$", regex_text(hir))).expect("HIR prints as a valid regex"),
             ),
             Pattern::And(parts) => TerminalMatcher::And(parts.iter().map(TerminalMatcher::new).collect()),
             Pattern::Not(inner) => TerminalMatcher::Not(Box::new(TerminalMatcher::new(inner))),
@@ -54,6 +55,24 @@ impl TerminalMatcher {
             TerminalMatcher::And(parts) => parts.iter().all(|m| m.is_match(bytes)),
             TerminalMatcher::Not(inner) => !inner.is_match(bytes),
         }
+    }
+}
+
+/// A regex for `hir` with every operand grouped. `Hir`'s own printer is
+/// used for leaves only: for a hand-built nested repetition it prints
+/// `(a+)?` as `a+?`, a lazy `a+`.
+fn regex_text(hir: &Hir) -> String {
+    match hir.kind() {
+        HirKind::Concat(parts) => parts.iter().map(|p| format!("(?:{})", regex_text(p))).collect(),
+        HirKind::Alternation(parts) => {
+            parts.iter().map(|p| format!("(?:{})", regex_text(p))).collect::<Vec<_>>().join("|")
+        }
+        HirKind::Repetition(rep) => {
+            let max = rep.max.map_or(String::new(), |m| m.to_string());
+            format!("(?:{}){{{},{max}}}", regex_text(&rep.sub), rep.min)
+        }
+        HirKind::Capture(cap) => format!("(?:{})", regex_text(&cap.sub)),
+        _ => hir.to_string(),
     }
 }
 
