@@ -102,13 +102,171 @@ impl TokenSet {
     }
 }
 
+/// Whose vocabulary walk a class range belongs to. A boundary
+/// configuration is walked whole. A configuration with a lexeme in progress
+/// is split by the terminal that lexeme will end as: keys
+/// `(terminal, its DFA state, pending exclusions)` are shared by every
+/// configuration that contains them, and each key only walks the tokens that
+/// continue its terminal (a key literal's state matches a handful of tokens).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+enum KeyKind {
+    Boundary(LexConfigId),
+    /// `(terminal, representative configuration containing it)`.
+    Lexeme(TerminalId, LexConfigId),
+}
+
 #[derive(Clone, Debug)]
 pub struct TokenClasses {
     pub seqs: SeqTrie,
-    /// Classes of configuration `c` are the global ids `config_classes[c].0 .. .1`.
-    pub config_classes: Vec<(u32, u32)>,
+    /// Per lexer configuration: the keys whose classes make up its mask.
+    pub config_keys: Vec<Vec<u32>>,
+    /// Classes of key `k` are the global ids `key_classes[k].0 .. .1`.
+    pub key_classes: Vec<(u32, u32)>,
     pub outcomes: Vec<Vec<Outcome>>,
     pub tokens: Vec<TokenSet>,
+}
+
+/// A branch of the lexer walk: the terminals already emitted (`seq`), the
+/// configuration, and — while the first lexeme of a `Lexeme` key is still in
+/// progress — the terminal it must end as.
+type Branch = (SeqId, LexConfigId, u32);
+
+/// `(terminal, its DFA state, pending exclusions, owning configuration or MAX when shared)`.
+type LexemeKey = (TerminalId, u32, Vec<(TerminalId, u32)>, u32);
+const FREE: u32 = u32::MAX;
+
+/// The lexer walk as a lazily built DFA: a state is an interned set of
+/// branches; its transition on a byte class (emissions first, then the byte)
+/// and its outcome are computed once and shared by every key and every trie
+/// node that reaches it, so walking a key costs one table lookup per trie node.
+struct BranchDfa<'a> {
+    g: &'a CompiledGrammar,
+    seqs: SeqTrie,
+    sets: Vec<Vec<Branch>>,
+    set_ids: FxHashMap<Vec<Branch>, u32>,
+    /// `trans[set * num_classes + class]`: `UNKNOWN`, `DEAD` or a set.
+    trans: Vec<u32>,
+    /// Per set: outcome id, `DEAD` (no outcome) or `UNKNOWN`.
+    outcome_of: Vec<u32>,
+    outcomes: Vec<Vec<Outcome>>,
+    outcome_ids: FxHashMap<Vec<Outcome>, u32>,
+}
+
+const UNKNOWN: u32 = u32::MAX - 1;
+const DEAD: u32 = u32::MAX;
+
+impl<'a> BranchDfa<'a> {
+    fn new(g: &'a CompiledGrammar) -> Self {
+        BranchDfa {
+            g,
+            seqs: SeqTrie::new(),
+            sets: Vec::new(),
+            set_ids: FxHashMap::default(),
+            trans: Vec::new(),
+            outcome_of: Vec::new(),
+            outcomes: Vec::new(),
+            outcome_ids: FxHashMap::default(),
+        }
+    }
+
+    fn intern(&mut self, set: Vec<Branch>) -> u32 {
+        if let Some(&id) = self.set_ids.get(&set) {
+            return id;
+        }
+        let id = self.sets.len() as u32;
+        self.sets.push(set.clone());
+        self.set_ids.insert(set, id);
+        let k = self.g.lexer.dfa.num_classes;
+        self.trans.extend(std::iter::repeat_n(UNKNOWN, k));
+        self.outcome_of.push(UNKNOWN);
+        id
+    }
+
+    #[inline]
+    fn step(&mut self, s: u32, class: usize) -> u32 {
+        let k = self.g.lexer.dfa.num_classes;
+        let t = self.trans[s as usize * k + class];
+        if t != UNKNOWN {
+            return t;
+        }
+        let t = self.compute_step(s, class);
+        self.trans[s as usize * k + class] = t;
+        t
+    }
+
+    /// Emissions before the byte (only the designated terminal while one is
+    /// set), then the byte; a designated branch survives only while its
+    /// terminal is still possible.
+    fn compute_step(&mut self, s: u32, class: usize) -> u32 {
+        let lexer = &self.g.lexer;
+        let live = &self.g.liveness;
+        let mut expanded: Vec<Branch> = Vec::new();
+        for i in 0..self.sets[s as usize].len() {
+            let (seq, cfg, designated) = self.sets[s as usize][i];
+            expanded.push((seq, cfg, designated));
+            for &(t, f) in lexer.configs.emits(cfg) {
+                if designated != FREE && t.0 != designated {
+                    continue;
+                }
+                let s2 = if live.ignored[t.index()] { seq } else { self.seqs.child(seq, t) };
+                expanded.push((s2, f, FREE));
+            }
+        }
+        let mut out: Vec<Branch> = Vec::new();
+        for (seq, cfg, designated) in expanded {
+            if let Some(n) = lexer.configs.next_by_class(cfg, class) {
+                let keeps = designated == FREE
+                    || lexer.dfa.component(lexer.configs.configs[n.index()].dfa, TerminalId(designated)).is_some();
+                if keeps {
+                    out.push((seq, n, designated));
+                }
+            }
+        }
+        if out.is_empty() {
+            return DEAD;
+        }
+        out.sort_unstable();
+        out.dedup();
+        self.intern(out)
+    }
+
+    /// The outcome of a token whose bytes leave the walk in set `s`.
+    fn outcome(&mut self, s: u32) -> u32 {
+        let o = self.outcome_of[s as usize];
+        if o != UNKNOWN {
+            return o;
+        }
+        let live = &self.g.liveness;
+        let mut outcome: Vec<Outcome> = Vec::new();
+        for i in 0..self.sets[s as usize].len() {
+            let (seq, cfg, designated) = self.sets[s as usize][i];
+            let b = live.boundary_index[cfg.index()];
+            if b != u32::MAX {
+                outcome.push((seq, b));
+            } else {
+                for &(x, f) in live.first_reach(cfg) {
+                    if designated != FREE && x.0 != designated {
+                        continue;
+                    }
+                    let s2 = if live.ignored[x.index()] { seq } else { self.seqs.child(seq, x) };
+                    outcome.push((s2, f));
+                }
+            }
+        }
+        outcome.sort_unstable();
+        outcome.dedup();
+        let id = if outcome.is_empty() {
+            DEAD
+        } else {
+            let next = self.outcomes.len() as u32;
+            *self.outcome_ids.entry(outcome.clone()).or_insert_with(|| {
+                self.outcomes.push(outcome);
+                next
+            })
+        };
+        self.outcome_of[s as usize] = id;
+        id
+    }
 }
 
 impl TokenClasses {
@@ -120,97 +278,84 @@ impl TokenClasses {
         let lexer = &g.lexer;
         let live = &g.liveness;
         let trie = vocab.trie();
-        let mut seqs = SeqTrie::new();
-        let mut config_classes = Vec::with_capacity(lexer.configs.len());
+        // Priorities make an emission depend on the other terminals of the
+        // configuration, so keys are then not shared between configurations.
+        let uniform_priority = g.grammar.terminals.windows(2).all(|w| w[0].priority == w[1].priority);
+        let mut key_ids: FxHashMap<LexemeKey, u32> = FxHashMap::default();
+        let mut keys: Vec<KeyKind> = Vec::new();
+        let mut config_keys: Vec<Vec<u32>> = Vec::with_capacity(lexer.configs.len());
+        for (i, config) in lexer.configs.configs.iter().enumerate() {
+            let c = LexConfigId::from_usize(i);
+            if live.boundary_index[i] != u32::MAX {
+                config_keys.push(vec![keys.len() as u32]);
+                keys.push(KeyKind::Boundary(c));
+                continue;
+            }
+            let mut mine = Vec::new();
+            for &(t, s) in &lexer.dfa.components[config.dfa.index()] {
+                let owner = if uniform_priority { u32::MAX } else { i as u32 };
+                let len = keys.len() as u32;
+                let id = *key_ids.entry((t, s, config.exclusions.clone(), owner)).or_insert_with(|| {
+                    keys.push(KeyKind::Lexeme(t, c));
+                    len
+                });
+                mine.push(id);
+            }
+            config_keys.push(mine);
+        }
+
+        let mut dfa = BranchDfa::new(g);
+        let classes_of_byte = &lexer.dfa.classes;
+        let depth = trie.max_depth + 1;
+        let mut stack = vec![0u32; depth];
+        let nodes = &trie.nodes;
+        let mut key_classes = Vec::with_capacity(keys.len());
         let mut outcomes: Vec<Vec<Outcome>> = Vec::new();
         let mut class_tokens: Vec<Vec<u32>> = Vec::new();
-
-        let depth = trie.max_depth + 1;
-        let mut frames: Vec<Vec<(SeqId, LexConfigId)>> = vec![Vec::new(); depth];
-        let mut expanded: Vec<Vec<(SeqId, LexConfigId)>> = vec![Vec::new(); depth];
-        let mut expanded_valid = vec![false; depth];
-        let mut outcome = Vec::new();
-        for c in 0..lexer.configs.len() {
-            let c = LexConfigId::from_usize(c);
+        let mut local: FxHashMap<u32, u32> = FxHashMap::default();
+        for key in &keys {
             let first = outcomes.len() as u32;
-            let mut local: FxHashMap<Vec<Outcome>, u32> = FxHashMap::default();
-            frames[0].clear();
-            frames[0].push((ROOT_SEQ, c));
-            expanded_valid[0] = false;
-            let nodes = &trie.nodes;
+            local.clear();
+            stack[0] = dfa.intern(vec![match *key {
+                KeyKind::Boundary(c) => (ROOT_SEQ, c, FREE),
+                KeyKind::Lexeme(t, c) => (ROOT_SEQ, c, t.0),
+            }]);
             let mut i = 1;
+            let mut visited = 0u64;
             while i < nodes.len() {
                 let node = nodes[i];
                 let d = node.depth as usize;
-                let parent = d - 1;
-                if !expanded_valid[parent] {
-                    let mut out = std::mem::take(&mut expanded[parent]);
-                    out.clear();
-                    for &(seq, cfg) in &frames[parent] {
-                        out.push((seq, cfg));
-                        for &(t, f) in lexer.configs.emits(cfg) {
-                            let s2 = if live.ignored[t.index()] { seq } else { seqs.child(seq, t) };
-                            out.push((s2, f));
-                        }
-                    }
-                    out.sort_unstable();
-                    out.dedup();
-                    expanded[parent] = out;
-                    expanded_valid[parent] = true;
-                }
-                let mut here = std::mem::take(&mut frames[d]);
-                here.clear();
-                for &(seq, cfg) in &expanded[parent] {
-                    if let Some(n) = lexer.configs.next(&lexer.dfa, cfg, node.byte) {
-                        here.push((seq, n));
-                    }
-                }
-                *fuel = fuel.saturating_sub(1 + here.len() as u64);
-                if here.is_empty() {
-                    frames[d] = here;
+                let s = dfa.step(stack[d - 1], classes_of_byte[node.byte as usize] as usize);
+                visited += 1;
+                if s == DEAD {
                     i = node.subtree_end as usize;
                     continue;
                 }
-                here.sort_unstable();
-                here.dedup();
-                let tokens = trie.tokens(&node);
-                if !tokens.is_empty() {
-                    outcome.clear();
-                    for &(seq, cfg) in &here {
-                        let b = live.boundary_index[cfg.index()];
-                        if b != u32::MAX {
-                            outcome.push((seq, b));
-                        } else {
-                            for &(x, f) in live.first_reach(cfg) {
-                                let s2 = if live.ignored[x.index()] { seq } else { seqs.child(seq, x) };
-                                outcome.push((s2, f));
-                            }
-                        }
-                    }
-                    outcome.sort_unstable();
-                    outcome.dedup();
-                    if !outcome.is_empty() {
-                        let next_id = outcomes.len() as u32;
-                        let class = *local.entry(outcome.clone()).or_insert_with(|| {
-                            outcomes.push(outcome.clone());
+                stack[d] = s;
+                if node.tokens_end > node.tokens_start {
+                    let o = dfa.outcome(s);
+                    if o != DEAD {
+                        let class = *local.entry(o).or_insert_with(|| {
+                            outcomes.push(dfa.outcomes[o as usize].clone());
                             class_tokens.push(Vec::new());
-                            next_id
+                            outcomes.len() as u32 - 1
                         });
-                        class_tokens[class as usize].extend(tokens.iter().map(|t: &TokenId| t.0));
-                        if outcomes.len() > max_classes {
-                            return Err(Error::limit("max_token_classes", outcomes.len(), max_classes));
-                        }
+                        class_tokens[class as usize].extend(trie.tokens(&node).iter().map(|t: &TokenId| t.0));
                     }
                 }
-                frames[d] = here;
-                expanded_valid[d] = false;
                 i += 1;
             }
+            *fuel = fuel.saturating_sub(visited);
             if *fuel == 0 {
                 return Err(Error::limit("static_compile_fuel", 0, 0));
             }
-            config_classes.push((first, outcomes.len() as u32));
+            if outcomes.len() > max_classes {
+                return Err(Error::limit("max_token_classes", outcomes.len(), max_classes));
+            }
+            key_classes.push((first, outcomes.len() as u32));
         }
+        let walk = dfa;
+        let mut seqs = walk.seqs;
         seqs.finish();
         let n = vocab.len();
         let tokens = class_tokens
@@ -228,6 +373,6 @@ impl TokenClasses {
                 }
             })
             .collect();
-        Ok(TokenClasses { seqs, config_classes, outcomes, tokens })
+        Ok(TokenClasses { seqs, config_keys, key_classes, outcomes, tokens })
     }
 }

@@ -1,8 +1,8 @@
 //! The Static engine's mask: walk GSS × Parser DWA from each head (seed 000,
 //! "Reading an LR stack or GSS").
 //!
-//! For head `(n, c)`, the live set starts as the classes of `c` (a contiguous
-//! id range). Reading a node's LR state moves the DWA; the live set is
+//! For head `(n, c)` and each key of `c` (see `classes`), the live set starts
+//! as the key's classes (a contiguous id range). Reading a node's LR state moves the DWA; the live set is
 //! intersected with the state's `future`, unconditional finals and finals
 //! whose summary bit is set on the node are added to the result, and the walk
 //! continues into the node's parents. Work reaching the same (node, DWA
@@ -64,52 +64,54 @@ pub fn static_mask(
     scratch.result.clear();
     scratch.seen.clear();
     for h in heads {
-        let (lo, hi) = classes.config_classes[h.config.index()];
-        if lo == hi {
-            continue;
-        }
-        let (lo_w, hi_w) = (lo as usize / 32, (hi as usize).div_ceil(32));
-        let mut live = vec![0u32; hi_w - lo_w];
-        for c in lo..hi {
-            let i = c as usize - lo_w * 32;
-            live[i / 32] |= 1 << (i % 32);
-        }
-        let q = dwa.start[gss.state(h.node).index()];
-        if q == NONE {
-            continue;
-        }
-        scratch.stack.push((h.node, q, live));
-        while let Some((node, q, mut live)) = scratch.stack.pop() {
-            // Only classes not already carried to this (node, state).
-            let seen = scratch.seen.entry((node, q, lo)).or_insert_with(|| vec![0; live.len()]);
-            if seen.len() < live.len() {
-                seen.resize(live.len(), 0);
-            }
-            let mut fresh = 0;
-            for (a, s) in live.iter_mut().zip(seen.iter_mut()) {
-                *a &= !*s;
-                *s |= *a;
-                fresh |= *a;
-            }
-            if fresh == 0 {
+        for &key in &classes.config_keys[h.config.index()] {
+            let (lo, hi) = classes.key_classes[key as usize];
+            if lo == hi {
                 continue;
             }
-            let state = &dwa.states[q as usize];
-            if !intersect(&mut live, lo_w, &dwa.weights[state.future as usize]) {
+            let (lo_w, hi_w) = (lo as usize / 32, (hi as usize).div_ceil(32));
+            let mut live = vec![0u32; hi_w - lo_w];
+            for c in lo..hi {
+                let i = c as usize - lo_w * 32;
+                live[i / 32] |= 1 << (i % 32);
+            }
+            let q = dwa.start[gss.state(h.node).index()];
+            if q == NONE {
                 continue;
             }
-            if state.accept != NONE {
-                add_masked(&mut scratch.result, &live, lo_w, &dwa.weights[state.accept as usize]);
-            }
-            for &(nt, lex, w) in &state.checks {
-                if parser.summary_bit(gss, node, nt, lex as usize) {
-                    add_masked(&mut scratch.result, &live, lo_w, &dwa.weights[w as usize]);
+            scratch.stack.push((h.node, q, live));
+            while let Some((node, q, mut live)) = scratch.stack.pop() {
+                // Only classes not already carried to this (node, state).
+                let seen = scratch.seen.entry((node, q, lo)).or_insert_with(|| vec![0; live.len()]);
+                if seen.len() < live.len() {
+                    seen.resize(live.len(), 0);
                 }
-            }
-            for &parent in &gss.node(node).parents {
-                let q2 = dwa.next(q, gss.state(parent));
-                if q2 != NONE {
-                    scratch.stack.push((parent, q2, live.clone()));
+                let mut fresh = 0;
+                for (a, s) in live.iter_mut().zip(seen.iter_mut()) {
+                    *a &= !*s;
+                    *s |= *a;
+                    fresh |= *a;
+                }
+                if fresh == 0 {
+                    continue;
+                }
+                let state = &dwa.states[q as usize];
+                if !intersect(&mut live, lo_w, &dwa.weights[state.future as usize]) {
+                    continue;
+                }
+                if state.accept != NONE {
+                    add_masked(&mut scratch.result, &live, lo_w, &dwa.weights[state.accept as usize]);
+                }
+                for &(nt, lex, w) in &state.checks {
+                    if parser.summary_bit(gss, node, nt, lex as usize) {
+                        add_masked(&mut scratch.result, &live, lo_w, &dwa.weights[w as usize]);
+                    }
+                }
+                for &parent in &gss.node(node).parents {
+                    let q2 = dwa.next(q, gss.state(parent));
+                    if q2 != NONE {
+                        scratch.stack.push((parent, q2, live.clone()));
+                    }
                 }
             }
         }

@@ -1,0 +1,103 @@
+//! Static-engine mask latency over JSONSchemaBench schemas with a real
+//! vocabulary: each valid instance is tokenized greedily (longest vocabulary
+//! token first) and the mask is computed before every token.
+//! `cargo run --release --example schema_latency -- <tokenizer.json> <subset.jsonl.gz> [schemas]`
+
+use std::io::Read;
+use std::sync::Arc;
+use std::time::Instant;
+
+use glrmask_core::frontend::json_schema::{json_schema_grammar, JsonSchemaOptions};
+use glrmask_core::vocab::loaders::hf;
+use glrmask_core::{CompileLimits, CompiledGrammar, Constraint, Optimization};
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let vocab = hf::load_file(&args[1], &hf::HfOptions::default()).expect("vocab");
+    let mut text = String::new();
+    flate2::read::GzDecoder::new(std::fs::File::open(&args[2]).expect("data")).read_to_string(&mut text).unwrap();
+    let limit: usize = args.get(3).and_then(|s| s.parse().ok()).unwrap_or(20);
+    // Greedy tokenizer: longest token that is a prefix of the rest.
+    let mut by_bytes = std::collections::HashMap::new();
+    for id in 0..vocab.len() {
+        let t = glrmask_core::ids::TokenId::from_usize(id);
+        if vocab.kind(t) == glrmask_core::vocab::TokenKind::Bytes {
+            by_bytes.entry(vocab.bytes(t).to_vec()).or_insert(id as u32);
+        }
+    }
+    let tokenize = |s: &[u8]| -> Vec<u32> {
+        let mut out = Vec::new();
+        let mut i = 0;
+        while i < s.len() {
+            let mut k = (s.len() - i).min(64);
+            while k > 0 && !by_bytes.contains_key(&s[i..i + k]) {
+                k -= 1;
+            }
+            out.push(by_bytes[&s[i..i + k]]);
+            i += k;
+        }
+        out
+    };
+    let (mut mask_us, mut commit_us, mut compile_ms) = (Vec::new(), Vec::new(), Vec::new());
+    let mut done = 0;
+    for line in text.lines() {
+        if done >= limit {
+            break;
+        }
+        let item: serde_json::Value = serde_json::from_str(line).unwrap();
+        let Ok((g, _)) = json_schema_grammar(&item["schema"], &JsonSchemaOptions::default()) else { continue };
+        let t = Instant::now();
+        let Ok(g) = CompiledGrammar::compile(g, &CompileLimits::default()) else { continue };
+        let Ok(c) = Constraint::new(Arc::new(g), vocab.clone(), &[], Optimization::FastRuntime) else { continue };
+        compile_ms.push(t.elapsed().as_secs_f64() * 1e3);
+        if std::env::var("VERBOSE").is_ok() {
+            let st = &c.static_tables.as_ref().unwrap().stats;
+            println!(
+                "{} {:.0}ms configs {} boundary {} keys {} lr {} classes {} seqs {} dwa {} weights {} classes_ms {} dwa_ms {}",
+                item["id"], compile_ms.last().unwrap(), c.grammar.lexer.configs.len(), c.grammar.liveness.stats.boundary_configs, c.static_tables.as_ref().unwrap().classes.key_classes.len(), c.grammar.lr.num_states(),
+                st.token_classes, st.sequence_nodes, st.dwa_states, st.weights, st.classes_us / 1000, st.dwa_us / 1000
+            );
+        }
+        done += 1;
+        for test in item["tests"].as_array().unwrap() {
+            if test["valid"] != true {
+                continue;
+            }
+            let instance = serde_json::to_string(&test["data"]).unwrap();
+            let mut s = c.start();
+            for tok in tokenize(instance.as_bytes()) {
+                let t = Instant::now();
+                let m = s.mask();
+                mask_us.push((t.elapsed().as_secs_f64() * 1e6, item["id"].to_string()));
+                if !m.contains(tok as usize) {
+                    eprintln!("MASKED {} token {tok}", item["id"]);
+                    break;
+                }
+                let t = Instant::now();
+                s.commit_token(tok).unwrap();
+                commit_us.push(t.elapsed().as_secs_f64() * 1e6);
+            }
+        }
+    }
+    mask_us.sort_by(|a, b| a.0.partial_cmp(&b.0).unwrap());
+    commit_us.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    compile_ms.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    let p = |v: &[f64], q: f64| v[((v.len() as f64 - 1.0) * q) as usize];
+    let m: Vec<f64> = mask_us.iter().map(|x| x.0).collect();
+    println!("schemas {done}, masks {}", m.len());
+    println!(
+        "mask µs p50 {:.1} p99 {:.1} p99.9 {:.1} max {:.1} (max at {})",
+        p(&m, 0.5),
+        p(&m, 0.99),
+        p(&m, 0.999),
+        p(&m, 1.0),
+        mask_us.last().unwrap().1
+    );
+    println!("commit µs p50 {:.1} p99 {:.1}", p(&commit_us, 0.5), p(&commit_us, 0.99));
+    println!(
+        "compile ms p50 {:.1} p99 {:.1} max {:.1}",
+        p(&compile_ms, 0.5),
+        p(&compile_ms, 0.99),
+        p(&compile_ms, 1.0)
+    );
+}
