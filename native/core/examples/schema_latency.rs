@@ -4,6 +4,11 @@
 //! `cargo run --release --example schema_latency -- <tokenizer.json> <subset.jsonl.gz> [schemas]`
 
 use std::io::Read;
+
+// As in the Python extension: frees are cheap, no consolidation spikes.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -59,16 +64,38 @@ fn main() {
             );
         }
         done += 1;
+        if std::env::var("VERBOSE").is_ok() {
+            for round in 0..3 {
+                let t0 = Instant::now();
+                let mut st = c.start();
+                let t1 = Instant::now();
+                let _ = st.mask();
+                let t2 = Instant::now();
+                let _ = st.mask();
+                println!("round {round}: start {:?} first mask {:?} second {:?}", t1 - t0, t2 - t1, t2.elapsed());
+            }
+        }
         for test in item["tests"].as_array().unwrap() {
             if test["valid"] != true {
                 continue;
             }
             let instance = serde_json::to_string(&test["data"]).unwrap();
             let mut s = c.start();
-            for tok in tokenize(instance.as_bytes()) {
+            for (step, tok) in tokenize(instance.as_bytes()).into_iter().enumerate() {
                 let t = Instant::now();
                 let m = s.mask();
-                mask_us.push((t.elapsed().as_secs_f64() * 1e6, item["id"].to_string()));
+                let us = t.elapsed().as_secs_f64() * 1e6;
+                if us > 100.0 && std::env::var("VERBOSE").is_ok() {
+                    let t2 = Instant::now();
+                    let _ = s.mask();
+                    println!(
+                        "slow mask {us:.0}µs (again: {:.0}µs) step {step} {:?} allowed {}",
+                        t2.elapsed().as_secs_f64() * 1e6,
+                        s.static_walk_stats(),
+                        m.count()
+                    );
+                }
+                mask_us.push((us, item["id"].to_string()));
                 if !m.contains(tok as usize) {
                     eprintln!("MASKED {} token {tok}", item["id"]);
                     break;

@@ -213,6 +213,11 @@ impl ConstraintState {
         self.apply_end_tokens(out);
     }
 
+    /// Counters of the last Static mask (profiling).
+    pub fn static_walk_stats(&self) -> &crate::mask::compiled::runtime::WalkStats {
+        &self.static_scratch.stats
+    }
+
     /// The Dynamic engine's mask, whatever the constraint's engine (for engine agreement tests).
     pub fn dynamic_mask(&mut self) -> TokenMask {
         let c = self.constraint.clone();

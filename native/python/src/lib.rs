@@ -15,6 +15,12 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyString};
 
 use glrmask_core as core;
+
+/// The compiler frees millions of small blocks; with glibc malloc the next
+/// allocation (the first mask) paid for consolidating them (0.2–4 ms,
+/// `native/core/examples/schema_latency.rs`). mimalloc frees in constant time.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 use glrmask_core::ids::TokenId;
 use glrmask_core::sets::BitSet;
 use glrmask_core::vocab::loaders::{hf, sentencepiece, tekken, tiktoken};

@@ -21,11 +21,22 @@ use crate::sets::BitSet;
 /// Reusable buffers for the walk.
 #[derive(Default, Clone, Debug)]
 pub struct StaticScratch {
+    /// Counters of the last mask (for profiling).
+    pub stats: WalkStats,
     result: BitSet,
     /// Classes already carried to (node, DWA state), per class range (heads of
     /// different configurations carry disjoint ranges, stored relative to their start).
     seen: FxHashMap<(NodeId, u32, u32), Vec<u32>>,
     stack: Vec<(NodeId, u32, Vec<u32>)>,
+}
+
+#[derive(Default, Clone, Debug)]
+pub struct WalkStats {
+    pub heads: usize,
+    pub keys: usize,
+    pub steps: usize,
+    pub classes: usize,
+    pub big_classes: usize,
 }
 
 /// A class set restricted to the word range `[lo, lo + words.len())`.
@@ -63,12 +74,14 @@ pub fn static_mask(
     }
     scratch.result.clear();
     scratch.seen.clear();
+    scratch.stats = WalkStats { heads: heads.len(), ..Default::default() };
     for h in heads {
         for &key in &classes.config_keys[h.config.index()] {
             let (lo, hi) = classes.key_classes[key as usize];
             if lo == hi {
                 continue;
             }
+            scratch.stats.keys += 1;
             let (lo_w, hi_w) = (lo as usize / 32, (hi as usize).div_ceil(32));
             let mut live = vec![0u32; hi_w - lo_w];
             for c in lo..hi {
@@ -95,6 +108,7 @@ pub fn static_mask(
                 if fresh == 0 {
                     continue;
                 }
+                scratch.stats.steps += 1;
                 let state = &dwa.states[q as usize];
                 if !intersect(&mut live, lo_w, &dwa.weights[state.future as usize]) {
                     continue;
@@ -117,6 +131,10 @@ pub fn static_mask(
         }
     }
     for class in scratch.result.iter() {
+        scratch.stats.classes += 1;
+        if matches!(classes.tokens[class], super::classes::TokenSet::Bits(_)) {
+            scratch.stats.big_classes += 1;
+        }
         classes.tokens[class].or_into(out);
     }
 }
