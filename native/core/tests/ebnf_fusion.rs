@@ -21,7 +21,7 @@ use std::sync::Arc;
 use common::{assert_masks_agree, vocab_of, Reference, Rng};
 use glrmask_core::constraint::Engine;
 use glrmask_core::frontend::ebnf::{parse_ebnf, parse_ebnf_unfused};
-use glrmask_core::grammar::fuse::{fuse_regular, FuseLimits};
+use glrmask_core::grammar::fuse::{fuse_regular, FuseLimits, FuseShape};
 use glrmask_core::grammar::Grammar;
 use glrmask_core::{CompileLimits, CompiledGrammar, Constraint, Optimization};
 use proptest::prelude::*;
@@ -32,6 +32,13 @@ fn fused(text: &str) -> Grammar {
 
 fn unfused(text: &str) -> Grammar {
     parse_ebnf_unfused(text, None).unwrap_or_else(|e| panic!("{e}"))
+}
+
+const SHAPES: [FuseShape; 3] = [FuseShape::Maximal, FuseShape::SharedTails, FuseShape::PrefixFree];
+
+/// Fused with `shape` as the loosest shape tried (`parse_ebnf` uses the default).
+fn fused_as(text: &str, shape: FuseShape) -> Grammar {
+    fuse_regular(unfused(text), &FuseLimits { shape, ..FuseLimits::default() }).expect("fuses")
 }
 
 fn constraint(g: Grammar, tokens: &[Vec<u8>], optimization: Optimization) -> Arc<Constraint> {
@@ -51,23 +58,25 @@ fn run(c: &Arc<Constraint>, s: &[u8]) -> (bool, bool) {
     (committed, committed && state.is_accepting())
 }
 
-/// Fused and unfused grammars agree on every string (membership and viable
-/// prefix), and with the reference on membership.
+/// Grammars fused in every shape agree with the unfused one on every string
+/// (membership and viable prefix), and with the reference on membership.
 fn assert_same_language(text: &str, strings: &[Vec<u8>]) {
-    let (f, u) = (fused(text), unfused(text));
-    let (rf, ru) = (Reference::new(&f), Reference::new(&u));
-    let (cf, cu) = (
-        constraint(f, &byte_tokens(), Optimization::FastBuild),
-        constraint(u, &byte_tokens(), Optimization::FastBuild),
-    );
-    for s in strings {
-        let shown = String::from_utf8_lossy(s);
-        let (vf, af) = run(&cf, s);
-        let (vu, au) = run(&cu, s);
-        assert_eq!(vf, vu, "viable prefix {shown:?}\n{text}");
-        assert_eq!(af, au, "membership of {shown:?}\n{text}");
-        assert_eq!(ru.member(s), au, "reference (unfused) on {shown:?}\n{text}");
-        assert_eq!(rf.member(s), au, "reference (fused) on {shown:?}\n{text}");
+    let u = unfused(text);
+    let ru = Reference::new(&u);
+    let cu = constraint(u, &byte_tokens(), Optimization::FastBuild);
+    for shape in SHAPES {
+        let f = fused_as(text, shape);
+        let rf = Reference::new(&f);
+        let cf = constraint(f, &byte_tokens(), Optimization::FastBuild);
+        for s in strings {
+            let shown = String::from_utf8_lossy(s);
+            let (vf, af) = run(&cf, s);
+            let (vu, au) = run(&cu, s);
+            assert_eq!(vf, vu, "viable prefix {shown:?} ({shape:?})\n{text}");
+            assert_eq!(af, au, "membership of {shown:?} ({shape:?})\n{text}");
+            assert_eq!(ru.member(s), au, "reference (unfused) on {shown:?}\n{text}");
+            assert_eq!(rf.member(s), au, "reference (fused, {shape:?}) on {shown:?}\n{text}");
+        }
     }
 }
 
@@ -89,17 +98,22 @@ fn bytes_of(samples: &[&str]) -> Vec<Vec<u8>> {
 
 // ---- unit cases ---------------------------------------------------------------------------------
 
-/// DESIGN §3's example. The whole body fuses (its follow is the end of the
-/// input, so a longer match can never be required); `[0-9]+` alone never
-/// does when `0` may follow it.
+/// DESIGN §3's example. `[0-9]+` alone never fuses when `0` may follow it.
+/// The whole body may (its follow is the end of the input, so a longer match
+/// is never required) and does by default; `SharedTails` keeps it, as the
+/// body is a sequence that is not prefix-free (`10` begins `100`).
 #[test]
 fn digits_then_zero_keeps_ten() {
     let text = "root ::= [0-9]+ \"0\"";
     assert_eq!(fused(text).to_string(), "terminal 0 root\nrule root = root (start)\n");
-    let c = constraint(fused(text), &byte_tokens(), Optimization::FastBuild);
-    for (s, yes) in [("10", true), ("00", true), ("100", true), ("0", false), ("1", false), ("01", false), ("", false)]
-    {
-        assert_eq!(run(&c, s.as_bytes()).1, yes, "{s:?}");
+    assert_eq!(fused_as(text, FuseShape::SharedTails).to_string(), unfused(text).to_string());
+    for g in [fused(text), fused_as(text, FuseShape::SharedTails)] {
+        let c = constraint(g, &byte_tokens(), Optimization::FastBuild);
+        for (s, yes) in
+            [("10", true), ("00", true), ("100", true), ("0", false), ("1", false), ("01", false), ("", false)]
+        {
+            assert_eq!(run(&c, s.as_bytes()).1, yes, "{s:?}");
+        }
     }
     assert_same_language(text, &strings_up_to(4, &["0", "1"]));
 
@@ -117,13 +131,33 @@ fn digits_then_zero_keeps_ten() {
 
 const JSON_EBNF: &str = include_str!("../../../bench/grammars/json.ebnf");
 
-/// `bench/grammars/json.ebnf`: strings, numbers and literals fuse into one
-/// scalar terminal; punctuation fuses with the whitespace after it; a key
-/// fuses with its colon. Seven terminals instead of 23, and `ws`, `string`
-/// and `number` are inlined away.
+/// `bench/grammars/json.ebnf`: strings, numbers and literals (with the
+/// whitespace after them) fuse into one scalar terminal; punctuation fuses
+/// with the whitespace after it; a key fuses with its colon. Seven terminals
+/// instead of 23, and `ws`, `string` and `number` are inlined away.
+/// `SharedTails` keeps punctuation and `ws` apart (eight terminals, 12
+/// boundary configurations instead of 33).
 #[test]
 fn json_fuses_scalars_and_punctuation() {
     assert_eq!(unfused(JSON_EBNF).terminals.len(), 23);
+    assert_eq!(
+        fused_as(JSON_EBNF, FuseShape::SharedTails).to_string(),
+        r#"terminal 0 "{"
+terminal 1 ","
+terminal 2 "}"
+terminal 3 "["
+terminal 4 "]"
+terminal 5 ⟨string | number | "true" | "false" | "null"⟩
+terminal 6 ws
+terminal 7 ⟨string ":"⟩
+rule value = (object | array | ⟨string | number | "true" | "false" | "null"⟩)
+rule root = value (start)
+rule object = ("{" ws (member ("," ws member){0,}){0,1} "}" ws)
+rule array = ("[" ws (value ("," ws value){0,}){0,1} "]" ws)
+rule ws = ws{0,1}
+rule member = (⟨string ":"⟩ ws value)
+"#
+    );
     assert_eq!(
         fused(JSON_EBNF).to_string(),
         r#"terminal 0 ⟨string | number | "true" | "false" | "null"⟩
@@ -205,10 +239,13 @@ ws    ::= [ \t\n]*
 /// output): fewer terminals, same language.
 #[test]
 fn llama_cpp_grammars() {
-    // The recursive `ws` of json.gbnf stays a rule; `-"? [0-9]+` fuses
-    // (its follow is whitespace or punctuation, never a digit).
+    // The recursive `ws` of json.gbnf stays a rule; `"-"? [0-9]+` fuses (its
+    // follow is whitespace or punctuation, never a digit); `SharedTails`
+    // fuses only `[0-9]+`.
     let g = fused(LLAMA_JSON);
     assert!(g.to_string().contains("rule number = (⟨\"-\"{0,1} [0-9]{1,}⟩ ws)\n"), "{g}");
+    let g = fused_as(LLAMA_JSON, FuseShape::SharedTails);
+    assert!(g.to_string().contains("rule number = (\"-\"{0,1} ⟨[0-9]{1,}⟩ ws)\n"), "{g}");
     let mut strings = bytes_of(&[
         r#"{}"#,
         r#"{"a": [1, -2, true], "b\u00e9": {"c": "d\"é"}}"#,
@@ -223,14 +260,18 @@ fn llama_cpp_grammars() {
     strings.extend(strings_up_to(4, &["{", "}", "\"", "a", ":", "1", " "]));
     assert_same_language(LLAMA_JSON, &strings);
 
-    // The whole chess grammar is regular: one terminal.
+    // The whole chess grammar is regular: one terminal; `SharedTails` keeps
+    // the repeated moves (which can grow) apart from the first line.
     assert_eq!(fused(LLAMA_CHESS).terminals.len(), 1);
+    assert_eq!(fused_as(LLAMA_CHESS, FuseShape::SharedTails).terminals.len(), 2);
     assert_same_language(
         LLAMA_CHESS,
         &bytes_of(&["1. e4 e5\n2. Nf3 Nc6\n", "1. e4 e5\n2. O-O-O exd8=Q#\n", "1. e4 e5\n", "1. e9 e5\n2. a1 a2\n"]),
     );
 
+    // With `SharedTails` the trailing `space` is a terminal of its own.
     assert_eq!(fused(LLAMA_SCHEMA).terminals.len(), 1);
+    assert_eq!(fused_as(LLAMA_SCHEMA, FuseShape::SharedTails).terminals.len(), 2);
     assert_same_language(
         LLAMA_SCHEMA,
         &bytes_of(&[
@@ -299,6 +340,27 @@ fn lone_atoms_stay_and_identical_runs_share() {
     assert_same_language(text, &strings_up_to(6, &["a", "b", "c"]));
 }
 
+/// Keys that end in whitespace: fusing each key with the whitespace after it
+/// would make one growing terminal per key, hence hundreds of boundary
+/// configurations. `Maximal` exceeds the boundary budget, so the pass falls
+/// back to `SharedTails`: `"\"key\"" ws ":"` (prefix-free) and one shared `ws`.
+#[test]
+fn many_keys_share_their_tails() {
+    let rules: String = (0..300).map(|i| format!("k{i} ::= \"\\\"key{i}\\\"\" ws \":\" ws v\n")).collect();
+    let keys: Vec<String> = (0..300).map(|i| format!("k{i}")).collect();
+    let text = format!(
+        "root ::= \"{{\" ws ({}) (\",\" ws ({}))* \"}}\"\nv ::= [0-9]+ | \"[\" v \"]\"\nws ::= [ ]*\n{rules}",
+        keys.join(" | "),
+        keys.join(" | ")
+    );
+    let g = fused(&text);
+    assert!(g.to_string().contains("rule k7 = (⟨\"\\\"key7\\\"\" ws \":\"⟩ ws v)\n"), "{g}");
+    assert_eq!(fused_as(&text, FuseShape::SharedTails).to_string(), g.to_string());
+    let compiled = CompiledGrammar::compile(g, &CompileLimits::default()).expect("compiles");
+    assert!(compiled.liveness.stats.boundary_configs <= 4, "{}", compiled.describe());
+    assert_same_language(&text, &bytes_of(&["{\"key1\" : 1}", "{\"key1\":[2] ,  \"key299\": 3}", "{\"key1\" :}"]));
+}
+
 /// Limits only ever reduce fusion.
 #[test]
 fn limits_leave_the_grammar_unfused() {
@@ -311,6 +373,11 @@ fn limits_leave_the_grammar_unfused() {
         let g = fuse_regular(u.clone(), &limits).expect("fuses");
         assert_eq!(g.to_string(), u.to_string(), "{limits:?}");
     }
+    // No growing terminals at all: only prefix-free ones (the string body).
+    let g = fuse_regular(u.clone(), &FuseLimits { max_boundary_configs: 1, ..FuseLimits::default() }).expect("fuses");
+    assert!(g.terminals.len() < 23, "{g}");
+    let compiled = CompiledGrammar::compile(g, &CompileLimits::default()).expect("compiles");
+    assert_eq!(compiled.liveness.stats.boundary_configs, 1, "{}", compiled.describe());
     // Pattern size: only the small runs fuse.
     let g = fuse_regular(u, &FuseLimits { max_pattern_size: 8, ..FuseLimits::default() }).expect("fuses");
     assert!(g.terminals.len() > 7, "{g}");
@@ -406,8 +473,8 @@ fn cases(default: u32) -> u32 {
 
 /// Both grammars compiled, or `None` when the unfused one is refused (for
 /// instance a cycle of nullable rules); fusion may only remove such errors.
-fn compile_both(text: &str) -> Option<(Grammar, Grammar)> {
-    let (f, u) = (fused(text), unfused(text));
+fn compile_both(text: &str, shape: FuseShape) -> Option<(Grammar, Grammar)> {
+    let (f, u) = (fused_as(text, shape), unfused(text));
     if CompiledGrammar::compile(u.clone(), &CompileLimits::default()).is_err() {
         return None;
     }
@@ -421,9 +488,9 @@ proptest! {
     #![proptest_config(ProptestConfig { cases: cases(1000), failure_persistence: None, ..ProptestConfig::default() })]
 
     #[test]
-    fn fusion_keeps_the_language(rules in gen_grammar()) {
+    fn fusion_keeps_the_language(rules in gen_grammar(), shape in proptest::sample::select(SHAPES.to_vec())) {
         let text = to_ebnf(&rules);
-        let Some((f, u)) = compile_both(&text) else { return Ok(()) };
+        let Some((f, u)) = compile_both(&text, shape) else { return Ok(()) };
         let (rf, ru) = (Reference::new(&f), Reference::new(&u));
         let tokens = byte_tokens();
         let (cf, cu) = (constraint(f.clone(), &tokens, Optimization::FastBuild), constraint(u, &tokens, Optimization::FastBuild));
@@ -444,11 +511,12 @@ proptest! {
     #[test]
     fn fused_masks_match_oracle_and_unfused(
         rules in gen_grammar(),
+        shape in proptest::sample::select(SHAPES.to_vec()),
         seed in any::<u64>(),
         extra in proptest::collection::vec(proptest::collection::vec(proptest::sample::select(vec![b'a', b'b', b'c', 0xC3, 0xA9]), 2..5), 3..16),
     ) {
         let text = to_ebnf(&rules);
-        let Some((f, u)) = compile_both(&text) else { return Ok(()) };
+        let Some((f, u)) = compile_both(&text, shape) else { return Ok(()) };
         let mut tokens: Vec<Vec<u8>> = [b'a', b'b', b'c', 0xC3, 0xA9].iter().map(|&b| vec![b]).collect();
         tokens.extend(extra);
         tokens.push("é".as_bytes().to_vec());

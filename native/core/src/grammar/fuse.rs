@@ -48,17 +48,26 @@
 //! * When a candidate fails the check, its parts are tried (shorter runs of
 //!   a sequence, single alternatives, the body of a repetition); the pass does
 //!   not search for the best split.
+//! * Terminals that are not prefix-free cost the engines: each accepting
+//!   state that can continue becomes lexer configurations with a pending
+//!   exclusion, and liveness work grows with their number (one growing
+//!   terminal per JSON key blows it up). So the pass tries [`FuseShape`]s
+//!   from loosest to strictest and keeps the first whose lexer stays within
+//!   [`FuseLimits::max_boundary_configs`]; the strictest creates only
+//!   prefix-free terminals, which add none.
 //! * Work is bounded by [`FuseLimits`]; hitting a bound leaves that part
-//!   unfused, never fails the grammar. If the fused grammar's combined lexer
-//!   exceeds its bound, the grammar is returned unfused.
+//!   unfused, never fails the grammar. If no shape keeps the fused grammar's
+//!   lexer within its bounds, the grammar is returned unfused.
 
-use regex_syntax::hir::{Hir, Repetition};
+use regex_syntax::hir::{Class, Hir, HirKind, Repetition};
+use regex_syntax::utf8::Utf8Sequences;
 
 use super::{DisplayExpr, Expr, Grammar, Pattern, Rule, Terminal};
 use crate::error::Result;
 use crate::ids::{RuleId, TerminalId};
 use crate::lexer::dfa::TermDfa;
 use crate::lexer::{Lexer, LexerLimits};
+use crate::source::Span;
 
 /// Bounds on the fusion pass. Every bound only limits how much is fused.
 #[derive(Clone, Debug)]
@@ -67,30 +76,41 @@ pub struct FuseLimits {
     /// unfused (its parts may still fuse). Default 2,000.
     pub max_terminal_dfa_states: usize,
     /// Size of a candidate's pattern with regular rules inlined and counted
-    /// repetitions unrolled (about its NFA size). Default 20,000.
+    /// repetitions unrolled (about its NFA size). Default 10,000.
     pub max_pattern_size: usize,
     /// Nesting depth of a candidate's pattern with regular rules inlined
     /// (the NFA construction recurses over it). Default 100.
     pub max_pattern_depth: usize,
-    /// DFA states built over all candidates; once spent, the rest stays
-    /// unfused. Default 2,000,000 (roughly a second).
+    /// Work per pass, counted as pattern size × DFA states built over all
+    /// candidates (a bound on the subset construction); once spent, the rest
+    /// stays unfused. Default 5,000,000 (well under a second).
     pub fuel: usize,
     /// The fused grammar's combined lexer DFA states and lexer
     /// configurations; over either, the grammar is returned unfused.
     /// Default 100,000 each (a fifth of the compile defaults).
     pub max_lexer_dfa_states: usize,
     pub max_lexer_configs: usize,
+    /// Boundary lexer configurations (start state plus pending exclusions)
+    /// of the fused grammar; over it, the pass retries with a stricter
+    /// [`FuseShape`]. Liveness work grows with their number (the compiler's
+    /// limit is 1,024). Default 64; `json.ebnf` fused has 33.
+    pub max_boundary_configs: usize,
+    /// The loosest shape tried (later passes only get stricter). Default
+    /// [`FuseShape::Maximal`].
+    pub shape: FuseShape,
 }
 
 impl Default for FuseLimits {
     fn default() -> Self {
         FuseLimits {
             max_terminal_dfa_states: 2_000,
-            max_pattern_size: 20_000,
+            max_pattern_size: 10_000,
             max_pattern_depth: 100,
-            fuel: 2_000_000,
+            fuel: 5_000_000,
             max_lexer_dfa_states: 100_000,
             max_lexer_configs: 100_000,
+            max_boundary_configs: 64,
+            shape: FuseShape::Maximal,
         }
     }
 }
@@ -102,42 +122,92 @@ pub fn fuse_regular(grammar: Grammar, limits: &FuseLimits) -> Result<Grammar> {
         return Ok(grammar);
     }
     let Some(analysis) = Analysis::new(&grammar, limits) else { return Ok(grammar) };
-    let mut fuser = Fuser {
-        g: &grammar,
-        a: analysis,
-        limits,
-        fuel: limits.fuel,
-        terminals: grammar.terminals.clone(),
-        fused_any: false,
-    };
-    let n = grammar.rules.len();
-    let mut bodies: Vec<Option<Expr>> = vec![None; n];
-    // Non-regular rules are kept even if unreachable, so that the normal
-    // form reports the same errors (cycles, unproductive rules) as before.
-    let mut queue: Vec<RuleId> = (0..n).rev().map(RuleId::from_usize).filter(|r| !fuser.a.regular[r.index()]).collect();
-    queue.push(grammar.start);
-    while let Some(r) = queue.pop() {
-        if bodies[r.index()].is_some() {
-            continue;
-        }
-        let rule = &grammar.rules[r.index()];
-        let body = fuser.rewrite(&rule.body, fuser.a.follow[r.index()], Some(&rule.name));
-        collect_rules(&body, &mut queue);
-        bodies[r.index()] = Some(body);
-    }
-    if !fuser.fused_any {
-        return Ok(grammar);
-    }
-    let fused = compact(&grammar, fuser.terminals, bodies);
     let lexer_limits = LexerLimits {
         max_terminal_dfa_states: limits.max_terminal_dfa_states.max(LexerLimits::default().max_terminal_dfa_states),
         max_lexer_dfa_states: limits.max_lexer_dfa_states,
         max_lexer_configs: limits.max_lexer_configs,
     };
-    if Lexer::build(&fused, &lexer_limits).is_err() {
-        return Ok(grammar);
+    let mut fuser = Fuser {
+        g: &grammar,
+        a: analysis,
+        limits,
+        shape: limits.shape,
+        fuel: 0,
+        terminals: Vec::new(),
+        fused_any: false,
+        extensible_accepts: 0,
+        span: grammar.rule(grammar.start).span,
+    };
+    let shapes = [FuseShape::Maximal, FuseShape::SharedTails, FuseShape::PrefixFree];
+    for &shape in shapes.iter().filter(|&&s| s >= limits.shape) {
+        fuser.shape = shape;
+        fuser.fuel = limits.fuel;
+        fuser.terminals = grammar.terminals.clone();
+        fuser.fused_any = false;
+        fuser.extensible_accepts = 0;
+        let fused = fuser.run();
+        if fuser.extensible_accepts > limits.max_boundary_configs {
+            continue;
+        }
+        let Some(fused) = fused else { return Ok(grammar) };
+        // PERF: this builds the fused grammar's lexer once more than the
+        // compiler will (for json.ebnf about 0.7 ms of the pass's 2 ms).
+        let Ok(lexer) = Lexer::build(&fused, &lexer_limits) else { continue };
+        let start = lexer.dfa.start;
+        let boundaries = lexer.configs.configs.iter().filter(|c| c.dfa == start).count();
+        if boundaries <= limits.max_boundary_configs {
+            return Ok(fused);
+        }
     }
-    Ok(fused)
+    Ok(grammar)
+}
+
+/// Which fused terminals a pass may create, loosest first. Every terminal
+/// that is not prefix-free adds lexer configurations with a pending exclusion
+/// (one per accepting state that can continue), and liveness work grows with
+/// their number; when a pass creates too many, the next shape is tried.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum FuseShape {
+    /// Every regular sub-expression that passes the exactness check. The
+    /// default; `json.ebnf` gets 33 boundary configurations (12 with
+    /// `SharedTails`, at the same mask latency).
+    Maximal,
+    /// Sequences fuse only into prefix-free terminals; a trailing part that
+    /// can grow (`ws`, `[0-9]+`) fuses on its own, into one terminal shared
+    /// by every sequence it ends. `"\"a\"" ws ":" ws` becomes
+    /// `⟨"\"a\"" ws ":"⟩ ws` rather than one terminal per key, but
+    /// `[a-z] [a-z0-9]*` stays two terminals.
+    SharedTails,
+    /// Only prefix-free terminals: no new configurations at all.
+    PrefixFree,
+}
+
+impl Fuser<'_> {
+    /// One pass over the rules, or `None` if nothing fused.
+    fn run(&mut self) -> Option<Grammar> {
+        let grammar = self.g;
+        let n = grammar.rules.len();
+        let mut bodies: Vec<Option<Expr>> = vec![None; n];
+        // Non-regular rules are kept even if unreachable, so that the normal
+        // form reports the same errors (cycles, unproductive rules) as before.
+        let mut queue: Vec<RuleId> =
+            (0..n).rev().map(RuleId::from_usize).filter(|r| !self.a.regular[r.index()]).collect();
+        queue.push(grammar.start);
+        while let Some(r) = queue.pop() {
+            if bodies[r.index()].is_some() {
+                continue;
+            }
+            let rule = &grammar.rules[r.index()];
+            self.span = rule.span;
+            let body = self.rewrite(&rule.body, self.a.follow[r.index()], Some(&rule.name));
+            collect_rules(&body, &mut queue);
+            bodies[r.index()] = Some(body);
+        }
+        if !self.fused_any {
+            return None;
+        }
+        Some(compact(grammar, std::mem::take(&mut self.terminals), bodies))
+    }
 }
 
 // ---- byte sets ------------------------------------------------------------------------------
@@ -184,6 +254,38 @@ fn extension_bytes(dfa: &TermDfa) -> ByteSet {
     set
 }
 
+/// Prefix-freeness, size and FIRST of a non-empty literal or a class without
+/// building its DFA (EBNF grammars are mostly these; thousands of literals
+/// are common).
+fn simple_atom(pattern: &Pattern) -> Option<(bool, usize, ByteSet)> {
+    let Pattern::Hir(hir) = pattern else { return None };
+    let mut first = ByteSet::default();
+    match hir.kind() {
+        HirKind::Literal(lit) if !lit.0.is_empty() => {
+            first.insert(lit.0[0]);
+            Some((true, lit.0.len() + 1, first))
+        }
+        HirKind::Class(Class::Bytes(class)) => {
+            for r in class.iter() {
+                (r.start()..=r.end()).for_each(|b| first.insert(b));
+            }
+            Some((true, 2, first))
+        }
+        HirKind::Class(Class::Unicode(class)) => {
+            let mut sequences = 0;
+            for r in class.iter() {
+                for seq in Utf8Sequences::new(r.start(), r.end()) {
+                    let lead = seq.as_slice()[0];
+                    (lead.start..=lead.end).for_each(|b| first.insert(b));
+                    sequences += 1;
+                }
+            }
+            Some((true, sequences + 2, first))
+        }
+        _ => None,
+    }
+}
+
 fn is_prefix_free(dfa: &TermDfa) -> bool {
     (0..dfa.num_states()).all(|s| !(dfa.accept[s] && dfa.accepts_later[s]))
 }
@@ -215,13 +317,19 @@ impl Analysis {
         let mut atom_size = Vec::with_capacity(g.terminals.len());
         let mut terminal_first = Vec::with_capacity(g.terminals.len());
         for t in &g.terminals {
-            let dfa = TermDfa::from_pattern(&t.pattern, max_states).ok()?;
-            if dfa.accepts_empty() {
-                return None;
-            }
-            atom.push(is_prefix_free(&dfa));
-            atom_size.push(dfa.num_states());
-            terminal_first.push(first_bytes(&dfa));
+            let (prefix_free, size, first) = match simple_atom(&t.pattern) {
+                Some(info) => info,
+                None => {
+                    let dfa = TermDfa::from_pattern(&t.pattern, max_states).ok()?;
+                    if dfa.accepts_empty() {
+                        return None;
+                    }
+                    (is_prefix_free(&dfa), dfa.num_states(), first_bytes(&dfa))
+                }
+            };
+            atom.push(prefix_free);
+            atom_size.push(size);
+            terminal_first.push(first);
         }
         let n = g.rules.len();
         let mut a = Analysis {
@@ -476,10 +584,17 @@ struct Fuser<'g> {
     g: &'g Grammar,
     a: Analysis,
     limits: &'g FuseLimits,
+    shape: FuseShape,
     fuel: usize,
     /// The input's terminals followed by the fused ones.
     terminals: Vec<Terminal>,
     fused_any: bool,
+    /// Accepting states that can continue, over the fused terminals made so
+    /// far: each is at least one boundary configuration. Past
+    /// `max_boundary_configs` the pass stops fusing (it will be retried).
+    extensible_accepts: usize,
+    /// The rule being rewritten: fused terminals point at it.
+    span: Span,
 }
 
 /// Longest display name kept for a fused sub-expression.
@@ -520,7 +635,8 @@ impl Fuser<'_> {
     }
 
     /// Runs of regular items fuse into one terminal each, greedily from the
-    /// left, longest first; an item that starts no fusable run is rewritten alone.
+    /// left, longest first (among [`run_ends`]); an item that starts no
+    /// fusable run is rewritten alone.
     fn rewrite_seq(&mut self, items: &[Expr], follow: ByteSet, whole_tried: bool) -> Vec<Expr> {
         let n = items.len();
         let mut out = Vec::with_capacity(n);
@@ -528,7 +644,7 @@ impl Fuser<'_> {
         while k < n {
             let run_end = (k..n).find(|&j| !self.a.is_regular(&items[j])).unwrap_or(n);
             let mut fused = None;
-            for j in (k + 2..=run_end).rev() {
+            for j in run_ends(k, run_end) {
                 if whole_tried && k == 0 && j == n {
                     continue;
                 }
@@ -578,17 +694,19 @@ impl Fuser<'_> {
     /// Replace a regular expression by one terminal if the exactness check
     /// passes: `Terminal`, `Terminal?` (nullable `e`) or `Empty` (`L(e) = {ε}`).
     fn try_fuse(&mut self, e: &Expr, follow: ByteSet, rule_name: Option<&str>) -> Option<Expr> {
-        if self.fuel == 0
-            || self.a.size_expr(e) > self.limits.max_pattern_size
+        let size = self.a.size_expr(e);
+        if self.extensible_accepts > self.limits.max_boundary_configs
+            || size > self.limits.max_pattern_size
+            || size > self.fuel
             || self.a.depth_expr(e) > self.limits.max_pattern_depth
         {
             return None;
         }
         let pattern = self.pattern(e);
-        let dfa = self.build_dfa(&pattern)?;
+        let dfa = self.build_dfa(&pattern, size)?;
         let (pattern, dfa, nullable) = if dfa.accepts_empty() {
             let nonempty = Pattern::And(vec![pattern, Pattern::Not(Box::new(Pattern::Hir(Hir::empty())))]);
-            let dfa = self.build_dfa(&nonempty)?;
+            let dfa = self.build_dfa(&nonempty, size)?;
             (nonempty, dfa, true)
         } else {
             (pattern, dfa, false)
@@ -601,37 +719,49 @@ impl Fuser<'_> {
         if extension_bytes(&dfa).intersects(follow) {
             return None;
         }
+        let must_be_prefix_free = match self.shape {
+            FuseShape::Maximal => false,
+            FuseShape::SharedTails => matches!(e, Expr::Seq(items) if items.len() > 1),
+            FuseShape::PrefixFree => true,
+        };
+        if must_be_prefix_free && !is_prefix_free(&dfa) {
+            return None;
+        }
         let name = match rule_name {
             Some(name) => name.to_string(),
             None => display_name(self.g, e),
         };
-        let id = self.intern(name, pattern);
+        let extensible = (0..dfa.num_states()).filter(|&s| dfa.accept[s] && dfa.accepts_later[s]).count();
+        let id = self.intern(name, pattern, extensible);
         self.fused_any = true;
         let t = Expr::Terminal(id);
         Some(if nullable { Expr::Repeat { expr: Box::new(t), min: 0, max: Some(1) } } else { t })
     }
 
-    fn build_dfa(&mut self, pattern: &Pattern) -> Option<TermDfa> {
-        let cap = self.limits.max_terminal_dfa_states.min(self.fuel);
+    /// The DFA of a candidate of the given pattern size, within the state
+    /// limit and the fuel (charged `size × states`).
+    fn build_dfa(&mut self, pattern: &Pattern, size: usize) -> Option<TermDfa> {
+        let size = size.max(1);
+        let cap = self.limits.max_terminal_dfa_states.min(self.fuel / size);
         match TermDfa::from_pattern(pattern, cap) {
             Ok(dfa) => {
-                self.fuel = self.fuel.saturating_sub(dfa.num_states());
+                self.fuel = self.fuel.saturating_sub(size.saturating_mul(dfa.num_states()));
                 Some(dfa)
             }
             Err(_) => {
-                self.fuel = self.fuel.saturating_sub(cap);
+                self.fuel = self.fuel.saturating_sub(size.saturating_mul(cap.max(1)));
                 None
             }
         }
     }
 
     /// Identical patterns share one terminal (the first name wins).
-    fn intern(&mut self, name: String, pattern: Pattern) -> TerminalId {
+    fn intern(&mut self, name: String, pattern: Pattern, extensible_accepts: usize) -> TerminalId {
         if let Some(i) = self.terminals.iter().position(|t| t.pattern == pattern) {
             return TerminalId::from_usize(i);
         }
-        let span = self.g.rule(self.g.start).span;
-        self.terminals.push(Terminal { name, pattern, ignored: false, priority: 0, exact: None, span });
+        self.extensible_accepts += extensible_accepts;
+        self.terminals.push(Terminal { name, pattern, ignored: false, priority: 0, exact: None, span: self.span });
         TerminalId::from_usize(self.terminals.len() - 1)
     }
 
@@ -664,6 +794,21 @@ impl Fuser<'_> {
             },
         }
     }
+}
+
+/// Ends `j` of the runs `items[k..j]` to try, longest first: the eight
+/// longest, then halving the length (a failing run costs a DFA build per
+/// end, so a long run that never fuses must not cost quadratically many).
+fn run_ends(k: usize, end: usize) -> Vec<usize> {
+    let mut ends: Vec<usize> = (k + 2..=end).rev().take(8).collect();
+    let mut j = ends.last().copied().unwrap_or(k + 2);
+    while j - k > 2 {
+        j = k + (j - k) / 2;
+        ends.push(j.max(k + 2));
+    }
+    ends.dedup();
+    ends.retain(|&j| j <= end);
+    ends
 }
 
 fn all_hir(parts: &[Pattern]) -> Option<Vec<Hir>> {
