@@ -348,3 +348,18 @@ fn json_object_mode() {
         assert!(!(s.commit_bytes(bad.as_bytes()).is_ok() && s.is_accepting()), "{bad}");
     }
 }
+
+#[test]
+fn intersections_keep_the_outer_property_order() {
+    // A branch's own `properties` must not reorder the enclosing schema's
+    // (JSONSchemaBench Github_easy---o10013: `oneOf` branches listing a subset).
+    let s = json!({
+        "properties": {"a": {"type": "integer"}, "b": {"type": "string"}},
+        "additionalProperties": false,
+        "oneOf": [
+            {"properties": {"b": {"const": "x"}}, "required": ["b"]},
+            {"properties": {"b": {"const": "y"}}, "required": ["b"]}
+        ]
+    });
+    check(s, &[r#"{"a":1,"b":"x"}"#, r#"{"b":"y"}"#], &[r#"{"b":"x","a":1}"#, r#"{"a":1,"b":"z"}"#]);
+}

@@ -312,10 +312,21 @@ impl<'a> Ctx<'a> {
                 self.defs[id].state = DefState::Done(s);
                 Ref(id)
             }
-            (AnyOf(xs), y) | (y, AnyOf(xs)) => {
+            // Operands keep their sides: the left one's properties come first.
+            (AnyOf(xs), y) => {
                 let mut out = Vec::new();
                 for x in xs {
                     let s = self.intersect(x, y, path, depth + 1)?;
+                    if s != Never {
+                        out.push(s);
+                    }
+                }
+                any_of(out)
+            }
+            (y, AnyOf(xs)) => {
+                let mut out = Vec::new();
+                for x in xs {
+                    let s = self.intersect(y, x, path, depth + 1)?;
                     if s != Never {
                         out.push(s);
                     }
@@ -338,7 +349,12 @@ impl<'a> Ctx<'a> {
             // After anyOf/const: inlining a definition against a union of
             // references would re-inline it at every level; distributing
             // first meets `Ref ∩ Ref`, which is memoised.
-            (Ref(x), other) | (other, Ref(x)) => {
+            (Ref(_), _) | (_, Ref(_)) => {
+                let (x, other, ref_left) = match (a, b) {
+                    (Ref(x), other) => (x, other, true),
+                    (other, Ref(x)) => (x, other, false),
+                    _ => return Ok(Never),
+                };
                 if matches!(self.defs[*x].state, DefState::Building) {
                     // A definition refers to itself with more constraints
                     // beside the `$ref`: intersect once it is built.
@@ -352,7 +368,11 @@ impl<'a> Ctx<'a> {
                     return Ok(Ref(id));
                 }
                 let body = self.def_body(*x, depth)?;
-                self.intersect(&body, other, path, depth + 1)?
+                if ref_left {
+                    self.intersect(&body, other, path, depth + 1)?
+                } else {
+                    self.intersect(other, &body, path, depth + 1)?
+                }
             }
             (Null, Null) => Null,
             (Boolean(x), Boolean(y)) => match (x, y) {
