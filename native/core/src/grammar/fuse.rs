@@ -11,18 +11,19 @@
 //!
 //! # Why the language does not change (DESIGN §3, "Formats keep their own meaning")
 //!
-//! 1. In the input grammar every atom is prefix-free, so per-terminal longest
-//!    match never rejects a lexeme: an occurrence of a regular sub-expression
-//!    `E` matches exactly the byte strings of `L(E)`, whatever follows.
+//! 1. Every atom inside a fused `E` is prefix-free (other terminals stay
+//!    opaque), so per-terminal longest match never rejects its lexemes: an
+//!    occurrence of `E` matches exactly the byte strings of `L(E)`, whatever
+//!    follows.
 //! 2. Replacing that occurrence by a terminal `T` with `L(T) = L(E)` keeps the
 //!    context-free language and adds one constraint: `T`'s lexeme `w` must be
 //!    the longest prefix of the remaining input in `L(T)`.
 //! 3. That constraint rejects a parse only if the input after `w` is some
 //!    `u ≠ ε` with `wu ∈ L(T)`; then the first byte of `u` leads from an
 //!    accepting state of `T`'s DFA to a live state. Call the set of such
-//!    bytes `ext(T)`. The same byte can follow the occurrence in a sentence,
-//!    so it lies in `follow(occurrence)`, the byte-level FOLLOW set computed
-//!    over the input grammar (FIRST/FOLLOW with nullable handling; a
+//!    bytes `ext(T)`. That byte follows the occurrence in the sentence being
+//!    parsed, so it lies in `follow(occurrence)`, the byte-level FOLLOW set
+//!    computed over the input grammar (FIRST/FOLLOW with nullable handling; a
 //!    repeated item follows itself; the end of input never conflicts).
 //! 4. So when `ext(T) ∩ follow(occurrence) = ∅` no parse is rejected, and the
 //!    language (hence every viable prefix) is unchanged. The pass fuses an
@@ -86,8 +87,9 @@ pub struct FuseLimits {
     /// stays unfused. Default 5,000,000 (well under a second).
     pub fuel: usize,
     /// The fused grammar's combined lexer DFA states and lexer
-    /// configurations; over either, the grammar is returned unfused.
-    /// Default 100,000 each (a fifth of the compile defaults).
+    /// configurations; over either, the pass retries with a stricter
+    /// [`FuseShape`] (unfused if none fits). Default 100,000 each (a fifth
+    /// of the compile defaults).
     pub max_lexer_dfa_states: usize,
     pub max_lexer_configs: usize,
     /// Boundary lexer configurations (start state plus pending exclusions)
@@ -479,6 +481,31 @@ impl Analysis {
         }
     }
 
+    /// A sufficient test, without a DFA, that `L(e) \ {ε}` is not prefix-free
+    /// (some `u` and `uv` with `v ≠ ε` are both in it): a repetition with two
+    /// counts ≥ 1, or a sequence ending in one (or ending in something
+    /// nullable after a non-empty part).
+    fn surely_grows(&self, g: &Grammar, e: &Expr) -> bool {
+        match e {
+            Expr::Empty | Expr::Terminal(_) => false,
+            Expr::Rule(r) => self.surely_grows(g, &g.rule(*r).body),
+            Expr::Alt(items) => items.iter().any(|i| self.surely_grows(g, i)),
+            Expr::Repeat { expr, min, max } => {
+                let nonempty = self.first_expr(expr) != ByteSet::default();
+                nonempty && max.is_none_or(|m| m > (*min).max(1))
+            }
+            Expr::Seq(items) => match items.split_last() {
+                None => false,
+                Some((last, rest)) => {
+                    self.surely_grows(g, last)
+                        || (self.nullable_expr(last)
+                            && self.first_expr(last) != ByteSet::default()
+                            && self.first_seq(rest).0 != ByteSet::default())
+                }
+            },
+        }
+    }
+
     /// FIRST of a sequence, and whether all of it is nullable.
     fn first_seq(&self, items: &[Expr]) -> (ByteSet, bool) {
         let mut first = ByteSet::default();
@@ -702,6 +729,14 @@ impl Fuser<'_> {
         {
             return None;
         }
+        let must_be_prefix_free = match self.shape {
+            FuseShape::Maximal => false,
+            FuseShape::SharedTails => matches!(e, Expr::Seq(items) if items.len() > 1),
+            FuseShape::PrefixFree => true,
+        };
+        if must_be_prefix_free && self.a.surely_grows(self.g, e) {
+            return None;
+        }
         let pattern = self.pattern(e);
         let dfa = self.build_dfa(&pattern, size)?;
         let (pattern, dfa, nullable) = if dfa.accepts_empty() {
@@ -719,11 +754,6 @@ impl Fuser<'_> {
         if extension_bytes(&dfa).intersects(follow) {
             return None;
         }
-        let must_be_prefix_free = match self.shape {
-            FuseShape::Maximal => false,
-            FuseShape::SharedTails => matches!(e, Expr::Seq(items) if items.len() > 1),
-            FuseShape::PrefixFree => true,
-        };
         if must_be_prefix_free && !is_prefix_free(&dfa) {
             return None;
         }
