@@ -354,6 +354,7 @@ fn intersections_keep_the_outer_property_order() {
     // A branch's own `properties` must not reorder the enclosing schema's
     // (JSONSchemaBench Github_easy---o10013: `oneOf` branches listing a subset).
     let s = json!({
+        "type": "object",
         "properties": {"a": {"type": "integer"}, "b": {"type": "string"}},
         "additionalProperties": false,
         "oneOf": [
