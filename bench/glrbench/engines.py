@@ -323,6 +323,13 @@ def engine_versions() -> dict[str, str]:
 
 def single_thread_env() -> None:
     """Pin every thread pool we know of to one thread (call before importing the engines)."""
-    for k in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "RAYON_NUM_THREADS", "NUMEXPR_NUM_THREADS"):
+    for k in (
+        "OMP_NUM_THREADS",
+        "MKL_NUM_THREADS",
+        "OPENBLAS_NUM_THREADS",
+        "RAYON_NUM_THREADS",
+        "NUMEXPR_NUM_THREADS",
+        "GLRMASK_NUM_THREADS",
+    ):
         os.environ[k] = "1"
     os.environ["TOKENIZERS_PARALLELISM"] = "false"

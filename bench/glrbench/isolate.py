@@ -129,7 +129,8 @@ def run_isolated(
         errf.seek(0)
         tail = errf.read()[-4000:].decode("utf-8", "replace")
         lines = [ln for ln in tail.splitlines() if ln.strip() and not ln.startswith(("  ", "\t"))]
+        key = [ln for ln in lines if "memory allocation of" in ln or "panicked at" in ln]
         what = f"signal {signal.Signals(sig).name}" if sig else f"exit {os.WEXITSTATUS(status)}"
-        out["error"] = f"{what}: " + " | ".join(lines[-3:])
+        out["error"] = f"{what}: " + " | ".join(key[-1:] + lines[-2:])
     errf.close()
     return out

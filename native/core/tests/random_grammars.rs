@@ -119,28 +119,65 @@ fn strings_up_to(len: usize, alphabet: &[u8]) -> Vec<Vec<u8>> {
     all
 }
 
-/// A beam search through the engine's masks for an accepting extension:
-/// breadth first, keeping a random sample of at most `BEAM` states per depth
-/// (nested grammars need balanced completions that random walks rarely find).
+/// Commit `head`, then `word` over and over (a random allowed token standing
+/// in for one that is not allowed); the path if it reaches an accepting state.
+fn try_pattern(
+    state: &glrmask_core::ConstraintState,
+    prefix: &[u8],
+    bytes: &[Vec<u8>],
+    head: &[usize],
+    word: &[usize],
+    rng: &mut Rng,
+) -> Option<Vec<u8>> {
+    let mut st = state.clone();
+    let mut path = prefix.to_vec();
+    for &t in head {
+        st.commit_token(t as u32).ok()?;
+        path.extend_from_slice(&bytes[t]);
+    }
+    for &t in word.iter().cycle().take(48) {
+        if st.is_accepting() {
+            return Some(path);
+        }
+        let allowed: Vec<usize> = st.mask().iter().collect();
+        if allowed.is_empty() {
+            return None;
+        }
+        let pick = if allowed.contains(&t) { t } else { allowed[rng.below(allowed.len())] };
+        st.commit_token(pick as u32).expect("mask token commits");
+        path.extend_from_slice(&bytes[pick]);
+    }
+    st.is_accepting().then_some(path)
+}
+
+/// Every sequence of `1..=max` token indices below `n`.
+fn words(n: usize, max: u32) -> Vec<Vec<usize>> {
+    (1..=max)
+        .flat_map(|len| {
+            (0..n.pow(len)).map(move |mut i| {
+                let mut w = Vec::new();
+                for _ in 0..len {
+                    w.push(i % n);
+                    i /= n;
+                }
+                w
+            })
+        })
+        .collect()
+}
+
+/// An accepting extension found through the engine's own masks. Nested
+/// grammars close with runs of one short word (`)`, ` ab`), sometimes after
+/// a different opener (`c` then `b`s), which random walks rarely find: try
+/// repeated words, then a beam search (breadth first, a random sample of at
+/// most `BEAM` states per depth), then a head word followed by a repeated one.
 fn shortest_completion(state: &glrmask_core::ConstraintState, prefix: &[u8], bytes: &[Vec<u8>]) -> Option<Vec<u8>> {
     const BEAM: usize = 48;
     let mut rng = Rng(prefix.len() as u64 * 7919 + 1);
-    // Nested grammars often close with a run of one token: try each token
-    // repeated (a random allowed one when it is not allowed).
-    for t in 0..bytes.len() {
-        let mut st = state.clone();
-        let mut path = prefix.to_vec();
-        for _ in 0..48 {
-            if st.is_accepting() {
-                return Some(path);
-            }
-            let allowed: Vec<usize> = st.mask().iter().collect();
-            if allowed.is_empty() {
-                break;
-            }
-            let pick = if allowed.contains(&t) { t } else { allowed[rng.below(allowed.len())] };
-            st.commit_token(pick as u32).expect("mask token commits");
-            path.extend_from_slice(&bytes[pick]);
+    let n = bytes.len();
+    for word in words(n, 3) {
+        if let Some(path) = try_pattern(state, prefix, bytes, &[], &word, &mut rng) {
+            return Some(path);
         }
     }
     let mut frontier = vec![(state.clone(), prefix.to_vec())];
@@ -166,6 +203,13 @@ fn shortest_completion(state: &glrmask_core::ConstraintState, prefix: &[u8], byt
             return None;
         }
         frontier = next;
+    }
+    for head in words(n, 2) {
+        for word in words(n, 2) {
+            if let Some(path) = try_pattern(state, prefix, bytes, &head, &word, &mut rng) {
+                return Some(path);
+            }
+        }
     }
     None
 }

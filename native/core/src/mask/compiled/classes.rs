@@ -269,12 +269,95 @@ impl<'a> BranchDfa<'a> {
     }
 }
 
+/// A key's token classes: each distinct outcome with its tokens, in token order.
+type KeyClasses = Vec<(Vec<Outcome>, Vec<u32>)>;
+
+/// One worker's share of the key walks: its sequence trie and, per key it
+/// walked, `(outcome, tokens)` classes in token order.
+struct WalkResult {
+    seqs: SeqTrie,
+    keys: Vec<(usize, KeyClasses)>,
+}
+
+/// Limits shared by the walk workers, so one runaway key stops them all early.
+struct WalkBudget {
+    fuel: std::sync::atomic::AtomicU64,
+    classes: std::sync::atomic::AtomicUsize,
+    max_classes: usize,
+}
+
+/// Walk keys `worker, worker + workers, ...` over the vocabulary trie.
+fn walk_keys(
+    g: &CompiledGrammar,
+    trie: &crate::vocab::Trie,
+    keys: &[KeyKind],
+    worker: usize,
+    workers: usize,
+    budget: &WalkBudget,
+) -> Result<WalkResult> {
+    use std::sync::atomic::Ordering;
+    let mut dfa = BranchDfa::new(g);
+    let classes_of_byte = &g.lexer.dfa.classes;
+    let mut stack = vec![0u32; trie.max_depth + 1];
+    let nodes = &trie.nodes;
+    let mut out = Vec::new();
+    let mut local: FxHashMap<u32, usize> = FxHashMap::default();
+    for (k, key) in keys.iter().enumerate().skip(worker).step_by(workers) {
+        local.clear();
+        let mut classes: KeyClasses = Vec::new();
+        stack[0] = dfa.intern(vec![match *key {
+            KeyKind::Boundary(c) => (ROOT_SEQ, c, FREE),
+            KeyKind::Lexeme(t, c) => (ROOT_SEQ, c, t.0),
+        }]);
+        let mut i = 1;
+        let mut visited = 0u64;
+        while i < nodes.len() {
+            let node = nodes[i];
+            let d = node.depth as usize;
+            let s = dfa.step(stack[d - 1], classes_of_byte[node.byte as usize] as usize);
+            visited += 1;
+            if s == DEAD {
+                i = node.subtree_end as usize;
+                continue;
+            }
+            stack[d] = s;
+            if node.tokens_end > node.tokens_start {
+                let o = dfa.outcome(s);
+                if o != DEAD {
+                    let class = *local.entry(o).or_insert_with(|| {
+                        classes.push((dfa.outcomes[o as usize].clone(), Vec::new()));
+                        classes.len() - 1
+                    });
+                    classes[class].1.extend(trie.tokens(&node).iter().map(|t: &TokenId| t.0));
+                }
+            }
+            i += 1;
+        }
+        let spent = budget.fuel.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |f| Some(f.saturating_sub(visited)));
+        if spent.unwrap_or(0) <= visited {
+            return Err(Error::limit("static_compile_fuel", 0, 0));
+        }
+        let total = budget.classes.fetch_add(classes.len(), Ordering::Relaxed) + classes.len();
+        if total > budget.max_classes {
+            return Err(Error::limit("max_token_classes", total, budget.max_classes));
+        }
+        out.push((k, classes));
+    }
+    Ok(WalkResult { seqs: dfa.seqs, keys: out })
+}
+
 impl TokenClasses {
     pub fn num_classes(&self) -> usize {
         self.outcomes.len()
     }
 
-    pub fn build(g: &CompiledGrammar, vocab: &Vocab, max_classes: usize, fuel: &mut u64) -> Result<TokenClasses> {
+    pub fn build(
+        g: &CompiledGrammar,
+        vocab: &Vocab,
+        max_classes: usize,
+        threads: usize,
+        fuel: &mut u64,
+    ) -> Result<TokenClasses> {
         let lexer = &g.lexer;
         let live = &g.liveness;
         let trie = vocab.trie();
@@ -304,58 +387,63 @@ impl TokenClasses {
             config_keys.push(mine);
         }
 
-        let mut dfa = BranchDfa::new(g);
-        let classes_of_byte = &lexer.dfa.classes;
-        let depth = trie.max_depth + 1;
-        let mut stack = vec![0u32; depth];
-        let nodes = &trie.nodes;
+        // Walk the keys on `threads` threads (interleaved, so expensive keys of
+        // one terminal spread out), each with its own lazy DFA, then merge the
+        // sequence tries.
+        let threads = threads.clamp(1, keys.len().max(1));
+        let budget = WalkBudget {
+            fuel: std::sync::atomic::AtomicU64::new(*fuel),
+            classes: std::sync::atomic::AtomicUsize::new(0),
+            max_classes,
+        };
+        let results: Vec<Result<WalkResult>> = if threads == 1 {
+            vec![walk_keys(g, trie, &keys, 0, 1, &budget)]
+        } else {
+            std::thread::scope(|scope| {
+                let handles: Vec<_> = (0..threads)
+                    .map(|t| {
+                        let (keys, budget) = (&keys, &budget);
+                        scope.spawn(move || walk_keys(g, trie, keys, t, threads, budget))
+                    })
+                    .collect();
+                handles
+                    .into_iter()
+                    .map(|h| h.join().unwrap_or_else(|_| Err(Error::internal("token class worker panicked"))))
+                    .collect()
+            })
+        };
+        *fuel = budget.fuel.into_inner();
+        let mut seqs = SeqTrie::new();
+        let mut per_key: Vec<KeyClasses> = vec![Vec::new(); keys.len()];
+        for result in results {
+            let result = result?;
+            // Re-intern the thread's sequence nodes (parents come first).
+            let mut remap = vec![ROOT_SEQ; result.seqs.nodes.len()];
+            for (i, &(parent, t)) in result.seqs.nodes.iter().enumerate().skip(1) {
+                remap[i] = seqs.child(remap[parent as usize], t);
+            }
+            for (k, classes) in result.keys {
+                per_key[k] = classes
+                    .into_iter()
+                    .map(|(outcome, tokens)| {
+                        let mut o: Vec<Outcome> = outcome.iter().map(|&(s, f)| (remap[s as usize], f)).collect();
+                        o.sort_unstable();
+                        (o, tokens)
+                    })
+                    .collect();
+            }
+        }
         let mut key_classes = Vec::with_capacity(keys.len());
         let mut outcomes: Vec<Vec<Outcome>> = Vec::new();
         let mut class_tokens: Vec<Vec<u32>> = Vec::new();
-        let mut local: FxHashMap<u32, u32> = FxHashMap::default();
-        for key in &keys {
+        for classes in per_key {
             let first = outcomes.len() as u32;
-            local.clear();
-            stack[0] = dfa.intern(vec![match *key {
-                KeyKind::Boundary(c) => (ROOT_SEQ, c, FREE),
-                KeyKind::Lexeme(t, c) => (ROOT_SEQ, c, t.0),
-            }]);
-            let mut i = 1;
-            let mut visited = 0u64;
-            while i < nodes.len() {
-                let node = nodes[i];
-                let d = node.depth as usize;
-                let s = dfa.step(stack[d - 1], classes_of_byte[node.byte as usize] as usize);
-                visited += 1;
-                if s == DEAD {
-                    i = node.subtree_end as usize;
-                    continue;
-                }
-                stack[d] = s;
-                if node.tokens_end > node.tokens_start {
-                    let o = dfa.outcome(s);
-                    if o != DEAD {
-                        let class = *local.entry(o).or_insert_with(|| {
-                            outcomes.push(dfa.outcomes[o as usize].clone());
-                            class_tokens.push(Vec::new());
-                            outcomes.len() as u32 - 1
-                        });
-                        class_tokens[class as usize].extend(trie.tokens(&node).iter().map(|t: &TokenId| t.0));
-                    }
-                }
-                i += 1;
-            }
-            *fuel = fuel.saturating_sub(visited);
-            if *fuel == 0 {
-                return Err(Error::limit("static_compile_fuel", 0, 0));
-            }
-            if outcomes.len() > max_classes {
-                return Err(Error::limit("max_token_classes", outcomes.len(), max_classes));
+            for (outcome, tokens) in classes {
+                outcomes.push(outcome);
+                class_tokens.push(tokens);
             }
             key_classes.push((first, outcomes.len() as u32));
         }
-        let walk = dfa;
-        let mut seqs = walk.seqs;
         seqs.finish();
         let n = vocab.len();
         let tokens = class_tokens

@@ -21,11 +21,28 @@ pub struct StaticLimits {
     pub dwa: DwaLimits,
     /// Work units (trie nodes visited, NFA states expanded). Speed: ~20M/s.
     pub fuel: u64,
+    /// Threads for the token-class walks (default: `GLRMASK_NUM_THREADS`, else
+    /// the cores this process may use).
+    pub threads: usize,
+}
+
+/// `GLRMASK_NUM_THREADS` when set to a positive number, else the available cores.
+fn default_threads() -> usize {
+    std::env::var("GLRMASK_NUM_THREADS")
+        .ok()
+        .and_then(|v| v.trim().parse::<usize>().ok())
+        .filter(|&n| n > 0)
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
 }
 
 impl Default for StaticLimits {
     fn default() -> Self {
-        StaticLimits { max_token_classes: 100_000, dwa: DwaLimits::default(), fuel: 2_000_000_000 }
+        StaticLimits {
+            max_token_classes: 100_000,
+            dwa: DwaLimits::default(),
+            fuel: 2_000_000_000,
+            threads: default_threads(),
+        }
     }
 }
 
@@ -51,7 +68,7 @@ impl StaticTables {
     pub fn build(g: &CompiledGrammar, vocab: &Vocab, limits: &StaticLimits) -> Result<StaticTables> {
         let mut fuel = limits.fuel;
         let t = Instant::now();
-        let classes = TokenClasses::build(g, vocab, limits.max_token_classes, &mut fuel)?;
+        let classes = TokenClasses::build(g, vocab, limits.max_token_classes, limits.threads, &mut fuel)?;
         let classes_us = t.elapsed().as_micros() as u64;
         let t = Instant::now();
         let dwa = dwa::build(g, &classes, &limits.dwa, &mut fuel)?;
