@@ -37,10 +37,14 @@ from glrmask.errors import (
 
 
 class Optimization(enum.Enum):
-    """What to optimise when compiling; every choice gives the same language.
+    """What to optimise when compiling; every choice gives the same masks.
 
-    Only the Dynamic engine (online vocabulary-trie walk) exists so far, so
-    every value currently selects it.
+    ``FAST_RUNTIME`` builds the Static engine (precompiled Parser DWA read over
+    the parse stack) and raises ``LimitError`` when a compile limit is hit;
+    ``FAST_BUILD`` uses the Dynamic engine (online vocabulary-trie walk);
+    ``BALANCED`` tries Static with a tenth of the compile budget, ``AUTO`` with
+    the full budget, and both fall back to Dynamic, saying why in
+    ``constraint.fallback``.
     """
 
     AUTO = "auto"
