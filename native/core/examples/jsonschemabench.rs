@@ -4,7 +4,9 @@
 //! (see its README.md): compile (front end, then the grammar compiler), then
 //! commit every valid instance byte by byte (each byte a token of a
 //! 256-token vocabulary; every step must stay live) and require acceptance
-//! at the end; check every invalid instance as a complete string. Instances
+//! at the end — or, with `--vocab tokenizer.json`, token by token in a real
+//! vocabulary (greedy longest-prefix tokenization, so tokens span lexemes;
+//! the Dynamic engine, since commits do not depend on the mask engine); check every invalid instance as a complete string. Instances
 //! are serialized compactly (`serde_json`, instance key order), matching the
 //! default compact layout.
 //!
@@ -13,7 +15,7 @@
 //! instance it accepts is a false positive. Run:
 //!
 //! ```text
-//! cargo run --release -p glrmask-core --example jsonschemabench -- [--order any|schema] [--subset NAME] [--id ID] [--sample N] [--data DIR]
+//! cargo run --release -p glrmask-core --example jsonschemabench -- [--order any|schema] [--subset NAME] [--id ID] [--sample N] [--data DIR] [--vocab tokenizer.json]
 //! ```
 //!
 //! `--sample N` takes every N-th schema of each subset (the full run takes
@@ -30,6 +32,9 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use glrmask_core::frontend::json_schema::{json_schema_grammar, JsonSchemaOptions};
+use glrmask_core::ids::TokenId;
+use glrmask_core::vocab::loaders::hf;
+use glrmask_core::vocab::TokenKind;
 use glrmask_core::{CompileLimits, CompiledGrammar, Constraint, Optimization, Vocab};
 use serde_json::Value;
 
@@ -56,6 +61,7 @@ fn main() {
     let mut only: Option<String> = None;
     let mut only_id: Option<String> = None;
     let mut sample = 1usize;
+    let mut vocab_path: Option<String> = None;
     let mut data = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/jsonschemabench");
     while let Some(a) = args.next() {
         match a.as_str() {
@@ -64,11 +70,21 @@ fn main() {
             "--id" => only_id = args.next(),
             "--sample" => sample = args.next().and_then(|n| n.parse().ok()).unwrap_or(1).max(1),
             "--data" => data = PathBuf::from(args.next().expect("--data DIR")),
+            "--vocab" => vocab_path = args.next(),
             other => panic!("unknown argument {other}"),
         }
     }
     let options = JsonSchemaOptions { lenient: true, any_order: order_any, ..JsonSchemaOptions::default() };
-    let vocab = Vocab::from_pairs((0u32..256).map(|b| (b, vec![b as u8]))).expect("byte vocabulary");
+    let (vocab, optimization) = match &vocab_path {
+        Some(path) => (
+            hf::load_file(path, &hf::HfOptions::default()).unwrap_or_else(|e| panic!("{path}: {e}")),
+            Optimization::FastBuild,
+        ),
+        None => {
+            (Vocab::from_pairs((0u32..256).map(|b| (b, vec![b as u8]))).expect("byte vocabulary"), Optimization::Auto)
+        }
+    };
+    let tokenizer = GreedyTokenizer::new(&vocab);
     let mut files: Vec<PathBuf> = std::fs::read_dir(&data)
         .unwrap_or_else(|e| panic!("{}: {e}", data.display()))
         .map(|e| e.expect("entry").path())
@@ -120,8 +136,7 @@ fn main() {
             row.compiled += 1;
             let exact = notes.is_empty();
             row.exact += exact as usize;
-            let constraint =
-                Constraint::new(Arc::new(grammar), vocab.clone(), &[], Optimization::Auto).expect("constraint");
+            let constraint = Constraint::new(Arc::new(grammar), vocab.clone(), &[], optimization).expect("constraint");
             let mut all_ok = true;
             for t in &tests {
                 let text = serde_json::to_string(&t["data"]).expect("serializable");
@@ -129,11 +144,13 @@ fn main() {
                     row.valid += 1;
                     let mut s = constraint.start();
                     let mut failed_at = None;
-                    for (i, b) in text.bytes().enumerate() {
-                        if s.commit_token(b as u32).is_err() {
-                            failed_at = Some(i);
+                    let mut at = 0;
+                    for (token, len) in tokenizer.tokenize(text.as_bytes()) {
+                        if s.commit_token(token).is_err() {
+                            failed_at = Some(at);
                             break;
                         }
+                        at += len;
                     }
                     if failed_at.is_none() && !s.is_accepting() {
                         failed_at = Some(text.len());
@@ -174,13 +191,53 @@ fn main() {
         eprintln!("{name}: done");
         rows.push((name, row));
     }
-    print_table(&rows, order_any, sample);
+    let committed = match &vocab_path {
+        Some(path) => format!("committed token by token in `{path}` (greedy longest-prefix tokens)"),
+        None => "committed byte by byte".to_string(),
+    };
+    print_table(&rows, order_any, sample, &committed);
     slow.sort_by(|a, b| b.0.total_cmp(&a.0));
     println!(
         "\nSlowest compiles (ms): {}",
         slow.iter().take(8).map(|(ms, id)| format!("{id} {ms:.0}")).collect::<Vec<_>>().join(", ")
     );
     println!("Compile errors by code: {errors:?}");
+}
+
+/// Longest vocabulary token that is a prefix of the rest, repeatedly (byte
+/// vocabulary: one byte per token).
+struct GreedyTokenizer {
+    by_bytes: std::collections::HashMap<Vec<u8>, u32>,
+    longest: usize,
+}
+
+impl GreedyTokenizer {
+    fn new(vocab: &Vocab) -> Self {
+        let mut by_bytes = std::collections::HashMap::new();
+        for id in 0..vocab.len() {
+            let t = TokenId::from_usize(id);
+            if vocab.kind(t) == TokenKind::Bytes {
+                by_bytes.entry(vocab.bytes(t).to_vec()).or_insert(id as u32);
+            }
+        }
+        let longest = by_bytes.keys().map(Vec::len).max().unwrap_or(1);
+        GreedyTokenizer { by_bytes, longest }
+    }
+
+    /// `(token, byte length)` per token; every single byte must be a token.
+    fn tokenize(&self, s: &[u8]) -> Vec<(u32, usize)> {
+        let mut out = Vec::new();
+        let mut i = 0;
+        while i < s.len() {
+            let mut k = (s.len() - i).min(self.longest);
+            while k > 1 && !self.by_bytes.contains_key(&s[i..i + k]) {
+                k -= 1;
+            }
+            out.push((self.by_bytes[&s[i..i + k]], k));
+            i += k;
+        }
+        out
+    }
 }
 
 fn pct(a: usize, b: usize) -> String {
@@ -191,9 +248,9 @@ fn pct(a: usize, b: usize) -> String {
     }
 }
 
-fn print_table(rows: &[(String, Row)], order_any: bool, sample: usize) {
+fn print_table(rows: &[(String, Row)], order_any: bool, sample: usize, committed: &str) {
     println!(
-        "Member order: {}. Instances compact, committed byte by byte. Sample: every {sample}-th schema of each subset.\n",
+        "Member order: {}. Instances compact, {committed}. Sample: every {sample}-th schema of each subset.\n",
         if order_any { "any (`any_order=True`)" } else { "schema order (default)" }
     );
     println!("| subset | schemas | with valid inst. | compiled | exact (no notes) | all valid accepted | valid inst. accepted | invalid accepted (exact) | invalid accepted (approx.) | compile ms (mean) |");
