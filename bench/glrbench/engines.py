@@ -124,7 +124,7 @@ class GlrmaskMatcher(Matcher):
 class Glrmask(Engine):
     """glrmask with a fixed engine: Static (``FAST_RUNTIME``) or Dynamic (``FAST_BUILD``)."""
 
-    def __init__(self, vocab, static: bool, json_whitespace: str = "flexible"):
+    def __init__(self, vocab, static: bool, json_whitespace: str = "flexible", json_any_order: bool = True):
         import glrmask
 
         self.glrmask = glrmask
@@ -134,6 +134,8 @@ class Glrmask(Engine):
         self.name = "glrmask-static" if static else "glrmask-dynamic"
         self.opt = glrmask.Optimization.FAST_RUNTIME if static else glrmask.Optimization.FAST_BUILD
         self.json_whitespace = json_whitespace
+        # MaskBench instances list keys in their own order; glrmask's default layout is schema order.
+        self.json_any_order = json_any_order
 
     @staticmethod
     def load_vocab(tokenizer_json: str):
@@ -144,7 +146,7 @@ class Glrmask(Engine):
     def compile(self, w: Workload):
         g = self.glrmask.Grammar
         if w.json_schema is not None:
-            grammar = g.from_json_schema(w.json_schema, whitespace=self.json_whitespace)
+            grammar = g.from_json_schema(w.json_schema, whitespace=self.json_whitespace, any_order=self.json_any_order)
         elif w.lark is not None:
             grammar = g.from_lark(w.lark)
         else:

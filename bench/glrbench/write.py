@@ -153,7 +153,8 @@ def jsb_md(meta, records, tokenizer, viol) -> str:
         "commit); every other engine is timed at every step. Mask columns exclude the first mask of each "
         "instance, which is shown apart (`first mask`; MaskBench counts it in the time to first mask).",
         "",
-        "JSON options: glrmask `from_json_schema(whitespace='flexible')`; llguidance `whitespace_flexible`; "
+        "JSON options: glrmask `from_json_schema(whitespace='flexible', any_order=True)`; "
+        "llguidance `whitespace_flexible`; "
         "xgrammar `any_whitespace=True, strict_mode=False` (MaskBench's compliant mode); outlines-core default "
         "`build_regex_from_schema`.",
         "",
