@@ -4,9 +4,9 @@ import itertools
 
 import numpy as np
 import pytest
+from conftest import assert_oracle, byte_tokens, random_walk
 
 import glrmask
-from conftest import assert_oracle, byte_tokens, random_walk
 
 LISTED = """
 glrm 1;
@@ -98,10 +98,13 @@ item ::= "[" list "]" | "x" | "yy"
 """
 
 
-@pytest.mark.parametrize("grammar,alphabet", [
-    (AMBIGUOUS, [b"1", b"2", b"12", b"+", b"*", b"+1", b"1+", b"2*3", b"*+", b"99"]),
-    (RIGHT_RECURSIVE, [b"x", b"y", b"yy", b",", b"[", b"]", b",x", b"x,", b"[x", b"],", b"[[", b"y,y"]),
-])
+@pytest.mark.parametrize(
+    "grammar,alphabet",
+    [
+        (AMBIGUOUS, [b"1", b"2", b"12", b"+", b"*", b"+1", b"1+", b"2*3", b"*+", b"99"]),
+        (RIGHT_RECURSIVE, [b"x", b"y", b"yy", b",", b"[", b"]", b",x", b"x,", b"[x", b"],", b"[[", b"y,y"]),
+    ],
+)
 def test_long_inputs_match_oracle(grammar, alphabet):
     vocab = glrmask.Vocab.from_id_to_bytes(alphabet)
     constraint = glrmask.Grammar.from_ebnf(grammar).compile(vocab)

@@ -4,14 +4,35 @@ import logging
 
 import numpy as np
 import pytest
+from conftest import assert_oracle, random_walk
 
 import glrmask
-from conftest import assert_oracle, random_walk
 
 BYTES = glrmask.Vocab.from_id_to_bytes([bytes([b]) for b in range(256)])
 SMALL = glrmask.Vocab.from_id_to_bytes(
-    [b"{", b"}", b'"', b'"a"', b'"b":', b":", b",", b"1", b"12", b"-", b"true", b"null", b"[", b"]", b"[1", b"1]",
-     b'{"a":', b'"ab', b"b", b" ", b"x"]
+    [
+        b"{",
+        b"}",
+        b'"',
+        b'"a"',
+        b'"b":',
+        b":",
+        b",",
+        b"1",
+        b"12",
+        b"-",
+        b"true",
+        b"null",
+        b"[",
+        b"]",
+        b"[1",
+        b"1]",
+        b'{"a":',
+        b'"ab',
+        b"b",
+        b" ",
+        b"x",
+    ]
 )
 
 
@@ -78,7 +99,10 @@ def test_json_object_lark_regex_choice():
 @pytest.mark.parametrize("optimization", list(glrmask.Optimization))
 def test_optimizations_give_the_same_masks(optimization):
     grammar = glrmask.Grammar.from_json_schema(
-        {"type": "object", "properties": {"a": {"type": "array", "items": {"type": "integer"}}, "b": {"type": "boolean"}}}
+        {
+            "type": "object",
+            "properties": {"a": {"type": "array", "items": {"type": "integer"}}, "b": {"type": "boolean"}},
+        }
     )
     constraint = grammar.compile(SMALL, optimization=optimization)
     expected = "dynamic" if optimization == glrmask.Optimization.FAST_BUILD else "static"

@@ -9,7 +9,7 @@ import glrmask
 CASES = [
     ("ebnf", 'root ::= "a"\nx ::= y', "unknown_rule", 2, 7),
     ("ebnf", 'root ::= "abc', "unterminated_string", 1, 10),
-    ("ebnf", 'root ::= [a-', "unclosed_class", 1, 10),
+    ("ebnf", "root ::= [a-", "unclosed_class", 1, 10),
     ("ebnf", "root ::= a\na ::= b\nb ::= a", "cyclic_grammar", 2, 1),
     ("ebnf", 'root ::= "a" (', "unclosed_group", 1, 14),
     ("glrm", "glrm 1;\nstart s;\nt A = /a(/;\nnt s = A;", "bad_regex", 3, 9),
@@ -17,7 +17,7 @@ CASES = [
     ("glrm", 'glrm 1;\nstart s;\nnt s = "abc;', "unterminated_string", 3, 8),
     ("glrm", "glrm 1;\nstart s;\nnt s = t;\nnt t = s;", "cyclic_grammar", 3, 4),
     ("glrm", "glrm 2;", "unsupported_version", 1, 6),
-    ("glrm", 'glrm 1;\nstart s;\nt A = /a*/;\nnt s = A;', "empty_terminal", 3, 3),
+    ("glrm", "glrm 1;\nstart s;\nt A = /a*/;\nnt s = A;", "empty_terminal", 3, 3),
 ]
 
 
@@ -37,10 +37,37 @@ def test_errors_have_location(fmt, text, code, line, column):
     assert f":{line}:{column}" in str(err)
 
 
-ATOMS = st.sampled_from([
-    "root", "::=", "a", "b", '"x"', '"', "[", "]", "[^a-z]", "(", ")", "|", "*", "+", "?", "{2,3}", "{", "}",
-    ".", "\n", " ", "\\", "#c\n", "'y'", "-", "\\x41", '"\\u00e9"',
-])
+ATOMS = st.sampled_from(
+    [
+        "root",
+        "::=",
+        "a",
+        "b",
+        '"x"',
+        '"',
+        "[",
+        "]",
+        "[^a-z]",
+        "(",
+        ")",
+        "|",
+        "*",
+        "+",
+        "?",
+        "{2,3}",
+        "{",
+        "}",
+        ".",
+        "\n",
+        " ",
+        "\\",
+        "#c\n",
+        "'y'",
+        "-",
+        "\\x41",
+        '"\\u00e9"',
+    ]
+)
 
 
 @settings(max_examples=400, deadline=None)

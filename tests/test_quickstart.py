@@ -4,6 +4,8 @@ import glrmask
 
 
 def test_quickstart_verbatim():
+    # The seed README's code, verbatim.
+    # fmt: off
     vocab = glrmask.Vocab.from_dict({
         b"hello": 0,
         b" ": 1,

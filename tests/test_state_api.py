@@ -5,9 +5,9 @@ import copy
 
 import numpy as np
 import pytest
+from conftest import assert_oracle
 
 import glrmask
-from conftest import assert_oracle
 
 GRAMMAR = r"""
 root ::= "[" item ("," item)* "]"
@@ -103,12 +103,12 @@ def test_fill_mask_matches_mask(constraint, dtype, extra):
         size = len(TOKENS) + extra
         mask = state.mask(size)
         assert mask.shape == (size,) and mask.dtype == np.bool_
-        assert not mask[len(TOKENS):].any()
+        assert not mask[len(TOKENS) :].any()
         words = np.full((size + 31) // 32, 0x5A5A5A5A, dtype=dtype)
         state.fill_mask(words)
         bits = np.unpackbits(words.view(np.uint8), bitorder="little")[:size].astype(bool)
         assert np.array_equal(bits, mask)
-        assert not np.unpackbits(words.view(np.uint8), bitorder="little")[len(TOKENS):].any()
+        assert not np.unpackbits(words.view(np.uint8), bitorder="little")[len(TOKENS) :].any()
 
 
 def test_fill_mask_rejects_bad_buffers(constraint):
