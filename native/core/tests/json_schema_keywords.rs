@@ -219,6 +219,14 @@ fn any_of_all_of_one_of() {
     let lenient = JsonSchemaOptions { lenient: true, ..JsonSchemaOptions::default() };
     let (_, notes) = json_schema_grammar(&overlap, &lenient).unwrap();
     assert!(notes.iter().any(|n| n.contains("oneOf")), "{notes:?}");
+    // A definition first built while proving a oneOf disjoint keeps its notes
+    // (JSONSchemaBench vs-nesting: its uniqueItems went unreported).
+    let disjoint = json!({
+        "$defs": {"list": {"type": "array", "uniqueItems": true}},
+        "oneOf": [{"$ref": "#/$defs/list"}, {"enum": ["*"]}],
+    });
+    let (_, notes) = json_schema_grammar(&disjoint, &lenient).unwrap();
+    assert!(notes.iter().any(|n| n.contains("uniqueItems")), "{notes:?}");
 }
 
 #[test]

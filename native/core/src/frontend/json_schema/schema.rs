@@ -697,9 +697,12 @@ impl<'a> Ctx<'a> {
             .iter()
             .map(|d| if matches!(d.state, DefState::Done(_)) { None } else { Some(d.state.clone()) })
             .collect();
+        // Notes stay when the intersection succeeds: definitions it built stay
+        // cached and will not note their approximations again.
         let r = match self.intersect(a, b, path, 0) {
             Ok(s) => self.is_never(&s, 0),
             Err(_) => {
+                self.notes.truncate(notes);
                 self.defs.truncate(defs);
                 self.pair_ids.retain(|_, id| *id < defs);
                 for (d, state) in self.defs.iter_mut().zip(before) {
@@ -710,7 +713,6 @@ impl<'a> Ctx<'a> {
                 false
             }
         };
-        self.notes.truncate(notes);
         Ok(r)
     }
 
