@@ -12,6 +12,18 @@ def byte_tokens() -> list[bytes]:
     return [bytes([b]) for b in range(256)]
 
 
+def accepts(constraint, text: bytes) -> bool:
+    """The constraint commits `text` and ends accepting."""
+    import glrmask
+
+    state = constraint.start()
+    try:
+        state.commit_bytes(text)
+    except glrmask.RejectedError:
+        return False
+    return state.is_accepting()
+
+
 def assert_oracle(state, context: str = "") -> np.ndarray:
     """The engine's mask equals the brute-force mask; returns it."""
     fast = state.mask()

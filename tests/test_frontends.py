@@ -4,6 +4,7 @@ import logging
 
 import numpy as np
 import pytest
+from conftest import accepts as accepts_text
 from conftest import assert_oracle, random_walk
 
 import glrmask
@@ -37,12 +38,7 @@ SMALL = glrmask.Vocab.from_id_to_bytes(
 
 
 def accepts(grammar: glrmask.Grammar, text: bytes) -> bool:
-    state = grammar.compile(BYTES).start()
-    try:
-        state.commit_bytes(text)
-    except glrmask.RejectedError:
-        return False
-    return state.is_accepting()
+    return accepts_text(grammar.compile(BYTES), text)
 
 
 def test_json_schema_dict_string_and_pydantic():

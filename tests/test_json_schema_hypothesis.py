@@ -46,6 +46,7 @@ from typing import Any
 
 import jsonschema
 import pytest
+from conftest import accepts
 from hypothesis import HealthCheck, event, given, note, settings
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
@@ -189,15 +190,6 @@ def dumps_plain(value: Any, *, escapes: str = "json", zeros: bool = False) -> by
     and key as ``\\u`` escapes, hex digits in mixed case); ``zeros``: numbers with a trailing zero
     in the fraction (``1.50``, ``2.0``)."""
     return _plain(value, escapes, zeros).encode()
-
-
-def accepts(constraint: glrmask.Constraint, text: bytes) -> bool:
-    state = constraint.start()
-    try:
-        state.commit_bytes(text)
-    except glrmask.RejectedError:
-        return False
-    return state.is_accepting()
 
 
 NUMERIC_KEYWORDS = ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf")

@@ -13,6 +13,7 @@ from __future__ import annotations
 import itertools
 import re
 
+from conftest import accepts
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -43,15 +44,6 @@ REGEX = st.recursive(
 )
 
 
-def _accepts(constraint: glrmask.Constraint, text: bytes) -> bool:
-    state = constraint.start()
-    try:
-        state.commit_bytes(text)
-    except glrmask.RejectedError:
-        return False
-    return state.is_accepting()
-
-
 @settings(max_examples=200, deadline=None, derandomize=True, database=None)
 @given(REGEX)
 def test_from_regex_agrees_with_re_fullmatch(pattern):
@@ -59,7 +51,7 @@ def test_from_regex_agrees_with_re_fullmatch(pattern):
     constraint = glrmask.Grammar.from_regex(pattern).compile(BYTES)
     for s in STRINGS:
         expected = compiled.fullmatch(s) is not None
-        got = _accepts(constraint, s.encode())
+        got = accepts(constraint, s.encode())
         assert got == expected, f"pattern {pattern!r} on {s!r}: re says {expected}, glrmask {got}"
         if expected:
             state = constraint.start()
@@ -77,6 +69,6 @@ def test_anchors_and_escapes_match_re():
     ]:
         constraint = glrmask.Grammar.from_regex(pattern).compile(BYTES)
         for s in yes:
-            assert re.fullmatch(pattern, s) and _accepts(constraint, s.encode()), (pattern, s)
+            assert re.fullmatch(pattern, s) and accepts(constraint, s.encode()), (pattern, s)
         for s in no:
-            assert not re.fullmatch(pattern, s) and not _accepts(constraint, s.encode()), (pattern, s)
+            assert not re.fullmatch(pattern, s) and not accepts(constraint, s.encode()), (pattern, s)
