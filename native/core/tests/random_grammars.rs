@@ -205,10 +205,11 @@ fn shortest_completion(state: &glrmask_core::ConstraintState, prefix: &[u8], byt
             if st.is_accepting() {
                 return Search::Found(path);
             }
-            if st.mask().is_empty() {
+            let mask = st.mask();
+            if mask.is_empty() {
                 return Search::DeadEnd(path);
             }
-            for t in st.mask().iter() {
+            for t in mask.iter() {
                 let mut st2 = st.clone();
                 st2.commit_token(t as u32).expect("mask token commits");
                 let mut p2 = path.clone();
