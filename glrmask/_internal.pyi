@@ -117,6 +117,15 @@ class Vocab:
     def fingerprint(self) -> int:
         """A 64-bit hash of the full id → bytes mapping (the vocabulary's identity)."""
 
+    def compile_cache_info(self) -> dict[str, int]:
+        """The compile cache that Static compiles over this vocabulary share.
+
+        A dict with ``entries``, ``bytes``, ``hits`` and ``misses``.
+        """
+
+    def clear_compile_cache(self) -> None:
+        """Empty the compile cache (to measure a cold compile, or free memory)."""
+
 @final
 class ExactToken:
     """One token id bound to a vocabulary's identity (``Vocab.token(id)``)."""

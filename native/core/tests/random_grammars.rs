@@ -338,4 +338,36 @@ proptest! {
             state.commit_token(t as u32).expect("allowed token commits");
         }
     }
+
+    /// Static compiles over one vocabulary share its cache of lexeme
+    /// interiors: a grammar compiled after another (hits on shared terminal
+    /// shapes) and again (all hits) still masks as the oracle does.
+    #[test]
+    fn static_with_warm_cache_equals_oracle(g1 in gen_grammar(), g2 in gen_grammar(), seed in any::<u64>(), extra in proptest::collection::vec(proptest::collection::vec(proptest::sample::select(ALPHABET.to_vec()), 2..6), 3..20)) {
+        let mut tokens: Vec<Vec<u8>> = ALPHABET.iter().map(|&b| vec![b]).collect();
+        tokens.extend(extra.iter().cloned());
+        let vocab = common::vocab_of(&tokens);
+        let mut compiled = Vec::new();
+        for g in [&g1, &g2, &g1] {
+            let text = to_glrm(g);
+            let Ok(grammar) = glrmask_core::CompiledGrammar::compile(parse_glrm(&text).expect("parses"), &Default::default()) else {
+                continue;
+            };
+            let c = glrmask_core::Constraint::new(std::sync::Arc::new(grammar), vocab.clone(), &[], glrmask_core::Optimization::Auto)
+                .expect("constraint");
+            compiled.push((c, text));
+        }
+        let mut rng = Rng(seed);
+        for (c, text) in compiled.iter().skip(1) {
+            let mut state = c.start();
+            for step in 0..15 {
+                assert_masks_agree(&mut state, &format!("at step {step}, warm cache\n{text}"));
+                let allowed: Vec<usize> = state.mask().iter().collect();
+                if allowed.is_empty() {
+                    break;
+                }
+                state.commit_token(allowed[rng.below(allowed.len())] as u32).expect("allowed token commits");
+            }
+        }
+    }
 }

@@ -330,6 +330,26 @@ impl Vocab {
         self.inner.fingerprint()
     }
 
+    /// The cache of lexer-side compile work that Static compiles over this
+    /// vocabulary share (lexeme interiors: a second grammar with the same
+    /// kinds of strings and numbers compiles much faster): a dict with
+    /// `entries`, `bytes`, `hits`, `misses`. Its size is bounded by
+    /// `GLRMASK_LEXEME_CACHE_MB` (default 256); past it the cache starts over.
+    fn compile_cache_info<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let s = self.inner.interior_cache().stats();
+        let d = PyDict::new(py);
+        d.set_item("entries", s.entries)?;
+        d.set_item("bytes", s.bytes)?;
+        d.set_item("hits", s.hits)?;
+        d.set_item("misses", s.misses)?;
+        Ok(d)
+    }
+
+    /// Empty the compile cache (to measure a cold compile, or free memory).
+    fn clear_compile_cache(&self) {
+        self.inner.interior_cache().clear();
+    }
+
     fn __repr__(&self) -> String {
         format!("Vocab(size={}, fingerprint={:#018x})", self.inner.len(), self.inner.fingerprint())
     }

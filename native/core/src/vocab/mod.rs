@@ -20,6 +20,7 @@ use std::sync::Arc;
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::ids::TokenId;
+use crate::mask::compiled::InteriorCache;
 pub use trie::Trie;
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -37,6 +38,8 @@ pub struct Vocab {
     fingerprint: u64,
     trie: Trie,
     meta: VocabMetadata,
+    /// Lexer-side work of Static compiles, shared by every grammar over this vocabulary.
+    interior_cache: InteriorCache,
 }
 
 /// What a loader knows about a vocabulary beyond id → bytes.
@@ -168,7 +171,15 @@ impl Vocab {
                 format!("end token {} is not a token of this vocabulary ({} ids)", t.0, kinds.len()),
             ));
         }
-        let mut vocab = Vocab { data, offsets, kinds, fingerprint: hash.finish(), trie: Trie::default(), meta };
+        let mut vocab = Vocab {
+            data,
+            offsets,
+            kinds,
+            fingerprint: hash.finish(),
+            trie: Trie::default(),
+            meta,
+            interior_cache: InteriorCache::default(),
+        };
         vocab.trie = Trie::build(&vocab);
         Ok(Arc::new(vocab))
     }
@@ -226,6 +237,11 @@ impl Vocab {
 
     pub fn trie(&self) -> &Trie {
         &self.trie
+    }
+
+    /// The cache of lexeme interiors that Static compiles over this vocabulary share.
+    pub fn interior_cache(&self) -> &InteriorCache {
+        &self.interior_cache
     }
 
     pub fn metadata(&self) -> &VocabMetadata {

@@ -20,6 +20,8 @@ use crate::ids::{LexConfigId, TerminalId, TokenId};
 use crate::sets::BitSet;
 use crate::vocab::Vocab;
 
+use super::interior::{Interior, InteriorCache, TerminalShape};
+
 /// A node of the terminal-sequence trie; 0 is the empty sequence.
 pub type SeqId = u32;
 pub const ROOT_SEQ: SeqId = 0;
@@ -99,6 +101,61 @@ impl TokenSet {
 
     pub fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+
+    /// Ids over a vocabulary of `n` ids, dense when that is smaller.
+    pub fn from_ids(ids: Vec<u32>, n: usize) -> TokenSet {
+        if ids.len() * 32 > n {
+            let mut bits = BitSet::new(n);
+            for &i in &ids {
+                bits.insert(i as usize);
+            }
+            TokenSet::Bits(bits)
+        } else {
+            TokenSet::List(ids)
+        }
+    }
+
+    pub fn heap_bytes(&self) -> usize {
+        match self {
+            TokenSet::List(ids) => ids.len() * 4,
+            TokenSet::Bits(bits) => bits.words().len() * 4,
+        }
+    }
+}
+
+/// A class's tokens while keys are walked: ids one by one, and whole cached
+/// interior groups OR-ed in as bitsets.
+#[derive(Clone, Debug, Default)]
+struct ClassTokens {
+    ids: Vec<u32>,
+    bits: Option<BitSet>,
+}
+
+impl ClassTokens {
+    fn add_set(&mut self, set: &TokenSet, n: usize) {
+        match set {
+            TokenSet::List(ids) => self.ids.extend_from_slice(ids),
+            TokenSet::Bits(bits) => {
+                self.bits.get_or_insert_with(|| BitSet::new(n)).union_with(bits);
+            }
+        }
+    }
+
+    fn finish(self, n: usize) -> TokenSet {
+        match self.bits {
+            Some(mut bits) => {
+                for &i in &self.ids {
+                    bits.insert(i as usize);
+                }
+                TokenSet::Bits(bits)
+            }
+            None => {
+                let mut ids = self.ids;
+                ids.sort_unstable();
+                TokenSet::from_ids(ids, n)
+            }
+        }
     }
 }
 
@@ -269,11 +326,11 @@ impl<'a> BranchDfa<'a> {
     }
 }
 
-/// A key's token classes: each distinct outcome with its tokens, in token order.
-type KeyClasses = Vec<(Vec<Outcome>, Vec<u32>)>;
+/// A key's token classes: each distinct outcome with its tokens.
+type KeyClasses = Vec<(Vec<Outcome>, ClassTokens)>;
 
 /// One worker's share of the key walks: its sequence trie and, per key it
-/// walked, `(outcome, tokens)` classes in token order.
+/// walked, `(outcome, tokens)` classes.
 struct WalkResult {
     seqs: SeqTrie,
     keys: Vec<(usize, KeyClasses)>,
@@ -286,53 +343,167 @@ struct WalkBudget {
     max_classes: usize,
 }
 
-/// Walk keys `worker, worker + workers, ...` over the vocabulary trie.
-fn walk_keys(
-    g: &CompiledGrammar,
-    trie: &crate::vocab::Trie,
-    keys: &[KeyKind],
-    worker: usize,
-    workers: usize,
-    budget: &WalkBudget,
-) -> Result<WalkResult> {
-    use std::sync::atomic::Ordering;
-    let mut dfa = BranchDfa::new(g);
-    let classes_of_byte = &g.lexer.dfa.classes;
-    let mut stack = vec![0u32; trie.max_depth + 1];
-    let nodes = &trie.nodes;
-    let mut out = Vec::new();
-    let mut local: FxHashMap<u32, usize> = FxHashMap::default();
-    for (k, key) in keys.iter().enumerate().skip(worker).step_by(workers) {
-        local.clear();
-        let mut classes: KeyClasses = Vec::new();
-        stack[0] = dfa.intern(vec![match *key {
-            KeyKind::Boundary(c) => (ROOT_SEQ, c, FREE),
-            KeyKind::Lexeme(t, c) => (ROOT_SEQ, c, t.0),
-        }]);
-        let mut i = 1;
-        let mut visited = 0u64;
-        while i < nodes.len() {
+/// What the key walks read: grammar, vocabulary, keys, and the interior
+/// cache when keys may use it.
+struct WalkInput<'a> {
+    g: &'a CompiledGrammar,
+    vocab: &'a Vocab,
+    keys: &'a [KeyKind],
+    /// Lexeme keys walk their interiors through the vocabulary's cache
+    /// (only when an emission depends on nothing but its own terminal:
+    /// uniform priorities; exclusions are checked per key).
+    cache: Option<&'a InteriorCache>,
+    /// Per terminal: its shape and cache slot, made on first use.
+    shapes: Vec<std::sync::OnceLock<(TerminalShape, u32)>>,
+}
+
+/// One key's walk state: the lazy DFA, the class of each outcome, the classes.
+struct KeyWalk<'w, 'a> {
+    dfa: &'w mut BranchDfa<'a>,
+    stack: &'w mut [u32],
+    local: &'w mut FxHashMap<u32, usize>,
+    classes: KeyClasses,
+    visited: u64,
+}
+
+impl KeyWalk<'_, '_> {
+    fn class(&mut self, o: u32) -> &mut ClassTokens {
+        let classes = &mut self.classes;
+        let dfa = &self.dfa;
+        let i = *self.local.entry(o).or_insert_with(|| {
+            classes.push((dfa.outcomes[o as usize].clone(), ClassTokens::default()));
+            classes.len() - 1
+        });
+        &mut classes[i].1
+    }
+
+    /// Walk trie nodes `from..to` (a subtree below the node at depth
+    /// `nodes[from].depth - 1`, whose set is on the stack).
+    fn walk(&mut self, trie: &crate::vocab::Trie, classes_of_byte: &[u8; 256], from: usize, to: usize) {
+        let nodes = &trie.nodes;
+        let mut i = from;
+        while i < to {
             let node = nodes[i];
             let d = node.depth as usize;
-            let s = dfa.step(stack[d - 1], classes_of_byte[node.byte as usize] as usize);
-            visited += 1;
+            let s = self.dfa.step(self.stack[d - 1], classes_of_byte[node.byte as usize] as usize);
+            self.visited += 1;
             if s == DEAD {
                 i = node.subtree_end as usize;
                 continue;
             }
-            stack[d] = s;
+            self.stack[d] = s;
             if node.tokens_end > node.tokens_start {
-                let o = dfa.outcome(s);
+                let o = self.dfa.outcome(s);
                 if o != DEAD {
-                    let class = *local.entry(o).or_insert_with(|| {
-                        classes.push((dfa.outcomes[o as usize].clone(), Vec::new()));
-                        classes.len() - 1
-                    });
-                    classes[class].1.extend(trie.tokens(&node).iter().map(|t: &TokenId| t.0));
+                    self.class(o).ids.extend(trie.tokens(&node).iter().map(|t: &TokenId| t.0));
                 }
             }
             i += 1;
         }
+    }
+
+    /// The set after `bytes` from the set at the bottom of the stack.
+    fn replay(&mut self, bytes: &[u8], classes_of_byte: &[u8; 256]) -> u32 {
+        let mut s = self.stack[0];
+        for &b in bytes {
+            s = self.dfa.step(s, classes_of_byte[b as usize] as usize);
+            self.visited += 1;
+            if s == DEAD {
+                break;
+            }
+        }
+        s
+    }
+
+    /// Tokens one by one (where a group's shared outcome cannot be assumed).
+    fn each_token(&mut self, vocab: &Vocab, tokens: &TokenSet, classes_of_byte: &[u8; 256]) {
+        let ids: Vec<u32> = match tokens {
+            TokenSet::List(ids) => ids.clone(),
+            TokenSet::Bits(bits) => bits.iter().map(|i| i as u32).collect(),
+        };
+        for id in ids {
+            let s = self.replay(vocab.bytes(TokenId(id)), classes_of_byte);
+            if s != DEAD {
+                let o = self.dfa.outcome(s);
+                if o != DEAD {
+                    self.class(o).ids.push(id);
+                }
+            }
+        }
+    }
+
+    /// A lexeme key through its cached interior: each group's outcome from its
+    /// representative, then the exits' subtrees through the whole lexer.
+    fn interior(&mut self, input: &WalkInput, interior: &Interior) {
+        let trie = input.vocab.trie();
+        let n = input.vocab.len();
+        let classes_of_byte = &input.g.lexer.dfa.classes;
+        for group in &interior.groups {
+            // Back at the terminal's start state the combined state may be a
+            // boundary, whose outcome is not the lexeme's: no sharing there.
+            if group.end == 0 {
+                self.each_token(input.vocab, &group.tokens, classes_of_byte);
+                continue;
+            }
+            let s = self.replay(input.vocab.bytes(group.representative), classes_of_byte);
+            if s == DEAD {
+                self.each_token(input.vocab, &group.tokens, classes_of_byte);
+                continue;
+            }
+            let o = self.dfa.outcome(s);
+            if o != DEAD {
+                self.class(o).add_set(&group.tokens, n);
+            }
+        }
+        for &exit in &interior.exits {
+            let node = trie.nodes[exit as usize];
+            let d = node.depth as usize;
+            if d > 0 {
+                // Every token below the exit starts with its path.
+                let first = trie.token_ids[node.tokens_start as usize];
+                let s = self.replay(&input.vocab.bytes(first)[..d], classes_of_byte);
+                if s == DEAD {
+                    continue;
+                }
+                self.stack[d] = s;
+            }
+            self.walk(trie, classes_of_byte, exit as usize + 1, node.subtree_end as usize);
+        }
+    }
+}
+
+/// Walk keys `worker, worker + workers, ...` over the vocabulary trie.
+fn walk_keys(input: &WalkInput, worker: usize, workers: usize, budget: &WalkBudget) -> Result<WalkResult> {
+    use std::sync::atomic::Ordering;
+    let g = input.g;
+    let trie = input.vocab.trie();
+    let mut dfa = BranchDfa::new(g);
+    let mut stack = vec![0u32; trie.max_depth + 1];
+    let mut out = Vec::new();
+    let mut local: FxHashMap<u32, usize> = FxHashMap::default();
+    for (k, key) in input.keys.iter().enumerate().skip(worker).step_by(workers) {
+        local.clear();
+        stack[0] = dfa.intern(vec![match *key {
+            KeyKind::Boundary(c) => (ROOT_SEQ, c, FREE),
+            KeyKind::Lexeme(t, c) => (ROOT_SEQ, c, t.0),
+        }]);
+        let mut walk = KeyWalk { dfa: &mut dfa, stack: &mut stack, local: &mut local, classes: Vec::new(), visited: 0 };
+        match (*key, input.cache) {
+            (KeyKind::Lexeme(t, c), Some(cache)) if g.lexer.configs.configs[c.index()].exclusions.is_empty() => {
+                let term = &g.lexer.dfa.terminals[t.index()];
+                let from = g.lexer.dfa.component(g.lexer.configs.configs[c.index()].dfa, t).expect("key terminal");
+                let (shape, slot) = input.shapes[t.index()].get_or_init(|| {
+                    let shape = TerminalShape::new(term);
+                    let slot = cache.slot(&shape);
+                    (shape, slot)
+                });
+                let (interior, work) = cache.get_or_build(*slot, term, shape, from, trie, input.vocab.len());
+                walk.visited += work;
+                walk.interior(input, &interior);
+            }
+            _ => walk.walk(trie, &g.lexer.dfa.classes, 1, trie.nodes.len()),
+        }
+        let (classes, visited) = (walk.classes, walk.visited);
         let spent = budget.fuel.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |f| Some(f.saturating_sub(visited)));
         if spent.unwrap_or(0) <= visited {
             return Err(Error::limit("static_compile_fuel", 0, 0));
@@ -356,11 +527,11 @@ impl TokenClasses {
         vocab: &Vocab,
         max_classes: usize,
         threads: usize,
+        use_cache: bool,
         fuel: &mut u64,
     ) -> Result<TokenClasses> {
         let lexer = &g.lexer;
         let live = &g.liveness;
-        let trie = vocab.trie();
         // Priorities make an emission depend on the other terminals of the
         // configuration, so keys are then not shared between configurations.
         let uniform_priority = g.grammar.terminals.windows(2).all(|w| w[0].priority == w[1].priority);
@@ -396,14 +567,21 @@ impl TokenClasses {
             classes: std::sync::atomic::AtomicUsize::new(0),
             max_classes,
         };
+        let input = WalkInput {
+            g,
+            vocab,
+            keys: &keys,
+            cache: (use_cache && uniform_priority).then(|| vocab.interior_cache()),
+            shapes: (0..g.grammar.terminals.len()).map(|_| std::sync::OnceLock::new()).collect(),
+        };
         let results: Vec<Result<WalkResult>> = if threads == 1 {
-            vec![walk_keys(g, trie, &keys, 0, 1, &budget)]
+            vec![walk_keys(&input, 0, 1, &budget)]
         } else {
             std::thread::scope(|scope| {
                 let handles: Vec<_> = (0..threads)
                     .map(|t| {
-                        let (keys, budget) = (&keys, &budget);
-                        scope.spawn(move || walk_keys(g, trie, keys, t, threads, budget))
+                        let (input, budget) = (&input, &budget);
+                        scope.spawn(move || walk_keys(input, t, threads, budget))
                     })
                     .collect();
                 handles
@@ -414,7 +592,7 @@ impl TokenClasses {
         };
         *fuel = budget.fuel.into_inner();
         let mut seqs = SeqTrie::new();
-        let mut per_key: Vec<KeyClasses> = vec![Vec::new(); keys.len()];
+        let mut per_key: Vec<KeyClasses> = (0..keys.len()).map(|_| Vec::new()).collect();
         for result in results {
             let result = result?;
             // Re-intern the thread's sequence nodes (parents come first).
@@ -433,34 +611,19 @@ impl TokenClasses {
                     .collect();
             }
         }
+        let n = vocab.len();
         let mut key_classes = Vec::with_capacity(keys.len());
         let mut outcomes: Vec<Vec<Outcome>> = Vec::new();
-        let mut class_tokens: Vec<Vec<u32>> = Vec::new();
+        let mut tokens: Vec<TokenSet> = Vec::new();
         for classes in per_key {
             let first = outcomes.len() as u32;
-            for (outcome, tokens) in classes {
+            for (outcome, class_tokens) in classes {
                 outcomes.push(outcome);
-                class_tokens.push(tokens);
+                tokens.push(class_tokens.finish(n));
             }
             key_classes.push((first, outcomes.len() as u32));
         }
         seqs.finish();
-        let n = vocab.len();
-        let tokens = class_tokens
-            .into_iter()
-            .map(|mut ids| {
-                ids.sort_unstable();
-                if ids.len() * 32 > n {
-                    let mut bits = BitSet::new(n);
-                    for &i in &ids {
-                        bits.insert(i as usize);
-                    }
-                    TokenSet::Bits(bits)
-                } else {
-                    TokenSet::List(ids)
-                }
-            })
-            .collect();
         Ok(TokenClasses { seqs, config_keys, key_classes, outcomes, tokens })
     }
 }

@@ -4,6 +4,7 @@
 
 pub mod classes;
 pub mod dwa;
+pub mod interior;
 pub mod runtime;
 
 use std::time::Instant;
@@ -13,6 +14,7 @@ use crate::error::Result;
 use crate::vocab::Vocab;
 pub use classes::TokenClasses;
 pub use dwa::{DwaLimits, ParserDwa};
+pub use interior::{InteriorCache, InteriorCacheStats};
 
 #[derive(Clone, Debug)]
 pub struct StaticLimits {
@@ -24,6 +26,9 @@ pub struct StaticLimits {
     /// Threads for the token-class walks (default: `GLRMASK_NUM_THREADS`, else
     /// the cores this process may use).
     pub threads: usize,
+    /// Reuse lexeme interiors walked for earlier grammars over the same
+    /// vocabulary (see [`interior`]); off only to measure a cold compile.
+    pub lexeme_cache: bool,
 }
 
 /// `GLRMASK_NUM_THREADS` when set to a positive number, else the available cores.
@@ -42,6 +47,7 @@ impl Default for StaticLimits {
             dwa: DwaLimits::default(),
             fuel: 2_000_000_000,
             threads: default_threads(),
+            lexeme_cache: true,
         }
     }
 }
@@ -68,7 +74,8 @@ impl StaticTables {
     pub fn build(g: &CompiledGrammar, vocab: &Vocab, limits: &StaticLimits) -> Result<StaticTables> {
         let mut fuel = limits.fuel;
         let t = Instant::now();
-        let classes = TokenClasses::build(g, vocab, limits.max_token_classes, limits.threads, &mut fuel)?;
+        let classes =
+            TokenClasses::build(g, vocab, limits.max_token_classes, limits.threads, limits.lexeme_cache, &mut fuel)?;
         let classes_us = t.elapsed().as_micros() as u64;
         let t = Instant::now();
         let dwa = dwa::build(g, &classes, &limits.dwa, &mut fuel)?;
