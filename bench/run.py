@@ -32,7 +32,7 @@ from glrbench import report  # noqa: E402
 from glrbench.engines import EOS_ID, Glrmask, Llguidance, OutlinesCore, Xgrammar, engine_versions  # noqa: E402
 from glrbench.isolate import run_isolated  # noqa: E402
 from glrbench.measure import measure_job  # noqa: E402
-from glrbench.workloads import DATA, cfg_cases, jsb_sample, sha256  # noqa: E402
+from glrbench.workloads import DATA, cfg_cases, jsb_sample, jsb_warmup, sha256  # noqa: E402
 
 TOKENIZER = DATA / "tokenizers" / "deepseek_v3_tokenizer.json"
 O200K = DATA / "tokenizers" / "o200k_base.tiktoken"
@@ -100,6 +100,8 @@ def load_engines(names: list[str]) -> tuple[dict, dict, object]:
         assert len(gv) == VOCAB_SIZE, len(gv)
         if "glrmask-static" in names:
             engines["glrmask-static"] = Glrmask(gv, static=True)
+        if "glrmask-static-warm" in names:
+            engines["glrmask-static-warm"] = Glrmask(gv, static=True, warm=True)
         if "glrmask-dynamic" in names:
             engines["glrmask-dynamic"] = Glrmask(gv, static=False)
     hf = None
@@ -122,6 +124,27 @@ def load_engines(names: list[str]) -> tuple[dict, dict, object]:
         engines["outlines-core"] = OutlinesCore(str(TOKENIZER), VOCAB_SIZE)
         loads["outlines-core Vocabulary"] = time.perf_counter() - t
     return engines, loads, tokenizer
+
+
+def warm_compile_cache(engine, workloads, timeout: float) -> dict:
+    """Compile ``workloads`` in this process, so forked jobs inherit a warm compile cache. Each is first tried
+    in an isolated child (a schema that does not compile within ``timeout`` is skipped, never hangs the run)."""
+
+    def job(send):
+        engine.compile(w)
+        return True
+
+    done, t0 = [], time.perf_counter()
+    for w in workloads:
+        out = run_isolated(job, compile_timeout=timeout, run_timeout=timeout, mem_limit=4 << 30)
+        if out["status"] == "ok":
+            engine.compile(w)
+            done.append(w.name)
+    info = {"schemas": done, "tried": len(workloads), "seconds": time.perf_counter() - t0}
+    info.update(engine.vocab.compile_cache_info())
+    summary = {k: v for k, v in info.items() if k != "schemas"}
+    log(f"compile cache warmed with {len(done)}/{len(workloads)} other schemas:", summary)
+    return info
 
 
 def supports(engine_name: str, w) -> bool:
@@ -262,7 +285,10 @@ def run_hyphen(args) -> list[dict]:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--suite", default="all", help="jsb, cfg, hyphen, or all (comma-separated)")
-    ap.add_argument("--engines", default="glrmask-static,glrmask-dynamic,llguidance,xgrammar,outlines-core")
+    ap.add_argument(
+        "--engines", default="glrmask-static,glrmask-static-warm,glrmask-dynamic,llguidance,xgrammar,outlines-core"
+    )
+    ap.add_argument("--warmup-per-subset", type=int, default=3, help="other schemas that warm glrmask-static-warm")
     ap.add_argument("--per-subset", type=int, default=20, help="JSONSchemaBench schemas per subset (10 subsets)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--max-instances", type=int, default=1, help="valid instances per schema")
@@ -296,6 +322,10 @@ def main() -> int:
     if "jsb" in suites:
         cases = jsb_sample(tokenizer, args.seed, args.per_subset, args.max_instances, args.token_cap)
         meta["jsb_schemas"] = [(c.group, c.workload.name) for c in cases]
+        if "glrmask-static-warm" in engines:
+            warmup = jsb_warmup(args.seed, args.per_subset, args.warmup_per_subset)
+            warm = engines["glrmask-static-warm"]
+            meta["compile_cache_warmup"] = warm_compile_cache(warm, warmup, args.compile_timeout)
         log(f"JSONSchemaBench sample: {len(cases)} schemas, {sum(len(s) for c in cases for s in c.sequences):,} tokens")
         records += run_cases(cases, engines, args, args.dynamic_mask_steps)
     if "cfg" in suites:

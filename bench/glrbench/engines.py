@@ -122,16 +122,29 @@ class GlrmaskMatcher(Matcher):
 
 
 class Glrmask(Engine):
-    """glrmask with a fixed engine: Static (``FAST_RUNTIME``) or Dynamic (``FAST_BUILD``)."""
+    """glrmask with a fixed engine: Static (``FAST_RUNTIME``) or Dynamic (``FAST_BUILD``).
 
-    def __init__(self, vocab, static: bool, json_whitespace: str = "flexible", json_any_order: bool = True):
+    Static compiles share the vocabulary's compile cache (lexeme interiors). ``warm=False`` empties it before
+    each compile (a cold compile, as the first grammar of a process sees); ``warm=True`` keeps what the parent
+    put there before forking (``warm_compile_cache``: other schemas than the measured ones).
+    """
+
+    def __init__(
+        self,
+        vocab,
+        static: bool,
+        json_whitespace: str = "flexible",
+        json_any_order: bool = True,
+        warm: bool = False,
+    ):
         import glrmask
 
         self.glrmask = glrmask
         self.vocab = vocab
         self.vocab_size = len(vocab)
         self.static = static
-        self.name = "glrmask-static" if static else "glrmask-dynamic"
+        self.warm = warm
+        self.name = ("glrmask-static" + ("-warm" if warm else "")) if static else "glrmask-dynamic"
         self.opt = glrmask.Optimization.FAST_RUNTIME if static else glrmask.Optimization.FAST_BUILD
         self.json_whitespace = json_whitespace
         # MaskBench instances list keys in their own order; glrmask's default layout is schema order.
@@ -144,6 +157,8 @@ class Glrmask(Engine):
         return glrmask.Vocab.from_hf(tokenizer_json)
 
     def compile(self, w: Workload):
+        if not self.warm:
+            self.vocab.clear_compile_cache()
         g = self.glrmask.Grammar
         if w.json_schema is not None:
             grammar = g.from_json_schema(w.json_schema, whitespace=self.json_whitespace, any_order=self.json_any_order)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
-ENGINE_ORDER = ["glrmask-static", "glrmask-dynamic", "llguidance", "xgrammar", "outlines-core"]
+ENGINE_ORDER = ["glrmask-static", "glrmask-static-warm", "glrmask-dynamic", "llguidance", "xgrammar", "outlines-core"]
 
 
 def pct(a: np.ndarray, q: float) -> float:
@@ -193,6 +193,7 @@ def cdf_plot(path: Path, panels: list[tuple[str, dict[str, np.ndarray]]]) -> Non
     fig, axes = plt.subplots(rows, cols, figsize=(5.2 * cols, 3.9 * rows), squeeze=False)
     colors = {
         "glrmask-static": "C3",
+        "glrmask-static-warm": "C5",
         "glrmask-dynamic": "C1",
         "llguidance": "C0",
         "xgrammar": "C2",

@@ -80,6 +80,22 @@ def jsb_sample(tokenizer, seed: int, per_subset: int, max_instances: int, token_
     return cases
 
 
+def jsb_warmup(seed: int, per_subset: int, k: int) -> list[Workload]:
+    """``k`` schemas per subset that ``jsb_sample(seed, per_subset)`` does not measure: what a server would have
+    compiled before (they warm glrmask's per-vocabulary compile cache for ``glrmask-static-warm``)."""
+    out = []
+    for subset in JSB_SUBSETS:
+        with gzip.open(JSB / f"{subset}.jsonl.gz", "rt", encoding="utf-8") as f:
+            rows = [json.loads(line) for line in f]
+        rows = [r for r in rows if any(t["valid"] for t in r["tests"])]
+        rows.sort(key=lambda r: r["id"])
+        sampled = {r["id"] for r in random.Random(f"{seed}:{subset}").sample(rows, min(per_subset, len(rows)))}
+        rest = [r for r in rows if r["id"] not in sampled]
+        for r in random.Random(f"warm:{seed}:{subset}").sample(rest, min(k, len(rest))):
+            out.append(Workload(r["id"], json_schema=r["schema"]))
+    return out
+
+
 # ---------------------------------------------------------------------------------------------- CFG suite
 
 JSON_FILES = [
