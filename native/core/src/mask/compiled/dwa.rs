@@ -18,13 +18,21 @@
 //!   112-hyphen token reads as few stack states as a single hyphen.
 //! * Liveness after the token (DESIGN §3) is the boundary query of
 //!   `liveness`: it reads items of the symbolic top, walks `Enter` exits
-//!   through pushed states (known here), and bottoms out in a summary bit of
-//!   an old node — a final weight *conditioned* on that bit (`checks`).
+//!   through pushed states (known here), and bottoms out in summary bits of
+//!   an old node — a final weight *conditioned* on any bit of a *check set*
+//!   (`checks`). The bits reached at one depth form one set, so a final costs
+//!   one NFA state per depth, not one per bit (flexible whitespace in JSON
+//!   makes the bits many).
+//! * The work shared between subsets is memoised: closures, the stable
+//!   states of each sequence state's finals, liveness per symbolic stack,
+//!   the moves of pops and of reads that skip.
 //! * Subset construction gives the DWA; a DWA state's final weight is the
 //!   union of its final NFA states' class sets, which is exact because an NFA
 //!   state is reached only by real paths and its class set is fixed by the
 //!   sequence node it came from. `future` over-approximates the classes still
 //!   reachable, for early exit.
+
+use std::rc::Rc;
 
 use rustc_hash::{FxHashMap, FxHashSet};
 
@@ -44,9 +52,9 @@ enum Job {
     Shift(SeqId),
     /// Skip `skip` old nodes, then read the exposed one, push `goto(it, nt)` and shift `child`.
     Pop { skip: u32, nt: NonterminalId, child: SeqId },
-    /// After `skip` more reads, the class set `w` is accepted if the last read
-    /// node's summary bit `(nt, lex)` is set.
-    Check { skip: u32, nt: NonterminalId, lex: u32, w: u32 },
+    /// After `skip` more reads, the class set `w` is accepted if one of the
+    /// last read node's summary bits `(nt, lex)` in check set `set` is set.
+    Check { skip: u32, set: u32, w: u32 },
     /// The class set `w` is accepted.
     Accept { w: u32 },
 }
@@ -66,8 +74,9 @@ pub struct DwaState {
     pub specific: Vec<(u32, u32)>,
     /// Weight id accepted unconditionally here (`NONE` if none).
     pub accept: u32,
-    /// `(nonterminal, lexical state, weight)`: accepted if the node's summary bit is set.
-    pub checks: Vec<(NonterminalId, u32, u32)>,
+    /// `(check set, weight)`: accepted if one of the set's summary bits is
+    /// set on the node.
+    pub checks: Vec<(u32, u32)>,
     /// Classes that may still be accepted from here.
     pub future: u32,
 }
@@ -78,6 +87,8 @@ pub struct ParserDwa {
     pub start: Vec<u32>,
     pub states: Vec<DwaState>,
     pub weights: Vec<BitSet>,
+    /// Sorted `(nonterminal, lexical state)` summary bits, by check set id.
+    pub check_sets: Vec<Vec<(NonterminalId, u32)>>,
 }
 
 impl ParserDwa {
@@ -109,6 +120,18 @@ impl Default for DwaLimits {
     }
 }
 
+/// Per exposed LR state, the closure after a pop's goto.
+type PopMoves = Vec<(u32, Vec<u32>)>;
+
+/// Liveness after a terminal sequence on a symbolic stack.
+enum LiveAfter {
+    /// Live whatever the old stack holds.
+    Accept,
+    /// Live iff, for some `(skip, check set)`, one of the set's summary bits is
+    /// set on the old node read after `skip` more reads.
+    Checks(Vec<(u32, u32)>),
+}
+
 struct Builder<'a> {
     g: &'a CompiledGrammar,
     classes: &'a TokenClasses,
@@ -124,6 +147,16 @@ struct Builder<'a> {
     /// Per sequence node: weight of every class below it.
     future_of_seq: Vec<u32>,
     closures: FxHashMap<u32, Vec<u32>>,
+    /// `live_boundary` per (pushed stack, top when nothing is pushed, lexical state).
+    live_after: FxHashMap<(u32, u32, u32), Rc<LiveAfter>>,
+    check_sets: Vec<Vec<(NonterminalId, u32)>>,
+    check_set_ids: FxHashMap<Vec<(NonterminalId, u32)>, u32>,
+    /// Per `Seq` NFA state: the stable states its final weights lead to.
+    seq_finals: FxHashMap<u32, Rc<Vec<u32>>>,
+    /// Per NFA state with `skip > 0`: the same job one read later (`NONE`: not yet made).
+    one_read_later: Vec<u32>,
+    /// Per `Pop` NFA state with `skip == 0`: per exposed LR state, the closure after the goto.
+    pop_moves: FxHashMap<u32, Rc<PopMoves>>,
     /// Per nonterminal: `(LR state, goto target)`.
     gotos_by_nt: Vec<Vec<(LrStateId, LrStateId)>>,
     limits: DwaLimits,
@@ -158,6 +191,12 @@ pub fn build(g: &CompiledGrammar, classes: &TokenClasses, limits: &DwaLimits, fu
         finals: vec![Vec::new(); classes.seqs.len()],
         future_of_seq: vec![0; classes.seqs.len()],
         closures: FxHashMap::default(),
+        live_after: FxHashMap::default(),
+        seq_finals: FxHashMap::default(),
+        check_sets: Vec::new(),
+        check_set_ids: FxHashMap::default(),
+        one_read_later: Vec::new(),
+        pop_moves: FxHashMap::default(),
         gotos_by_nt,
         limits: limits.clone(),
         fuel,
@@ -259,10 +298,7 @@ impl Builder<'_> {
             match s.job {
                 Job::Pop { .. } | Job::Check { .. } | Job::Accept { .. } => out.push(x),
                 Job::Seq(seq) => {
-                    let finals = self.finals[seq as usize].clone();
-                    for (f, w) in finals {
-                        self.live_expand(&s, f, w, &mut out)?;
-                    }
+                    out.extend_from_slice(&self.seq_finals(x)?);
                     for i in 0..self.classes.seqs.children[seq as usize].len() {
                         let child = self.classes.seqs.children[seq as usize][i];
                         stack.push(self.sym(Sym { job: Job::Shift(child), ..s })?);
@@ -316,20 +352,84 @@ impl Builder<'_> {
         (s != 0).then(|| self.stacks[s as usize].1)
     }
 
-    /// Liveness at lexical state `f` after the sequence: `live_boundary` of
-    /// the symbolic stack, down to Accept or a Check on an old node.
+    /// The stable NFA states of Seq state `x`'s final weights (shared by
+    /// every closure that passes through `x`).
+    fn seq_finals(&mut self, x: u32) -> Result<Rc<Vec<u32>>> {
+        if let Some(found) = self.seq_finals.get(&x) {
+            return Ok(found.clone());
+        }
+        let s = self.syms[x as usize];
+        let Job::Seq(seq) = s.job else { unreachable!("a Seq state") };
+        let mut out = Vec::new();
+        for i in 0..self.finals[seq as usize].len() {
+            let (f, w) = self.finals[seq as usize][i];
+            self.live_expand(&s, f, w, &mut out)?;
+        }
+        let out = Rc::new(out);
+        self.seq_finals.insert(x, out.clone());
+        Ok(out)
+    }
+
+    /// Liveness at lexical state `f` after the sequence, for the class set
+    /// `w`: an `Accept`, or `Check`s on old nodes below the symbolic stack.
     fn live_expand(&mut self, s: &Sym, f: u32, w: u32, out: &mut Vec<u32>) -> Result<()> {
+        // The answer depends on the pushed states and the top only.
+        let key = (s.pushed, if s.pushed == 0 { s.cur } else { NONE }, f);
+        let found = match self.live_after.get(&key) {
+            Some(found) => found.clone(),
+            None => {
+                let found = match self.live_boundary(s, f) {
+                    None => LiveAfter::Accept,
+                    Some(mut checks) => {
+                        // One check set per depth.
+                        checks.sort_unstable();
+                        let mut sets = Vec::new();
+                        for group in checks.chunk_by(|a, b| a.0 == b.0) {
+                            let bits: Vec<(NonterminalId, u32)> = group.iter().map(|&(_, nt, lex)| (nt, lex)).collect();
+                            sets.push((group[0].0, self.check_set(bits)));
+                        }
+                        LiveAfter::Checks(sets)
+                    }
+                };
+                let found = Rc::new(found);
+                self.live_after.insert(key, found.clone());
+                found
+            }
+        };
+        match &*found {
+            LiveAfter::Accept => out.push(self.stable(Job::Accept { w })?),
+            LiveAfter::Checks(checks) => {
+                for &(skip, set) in checks {
+                    out.push(self.stable(Job::Check { skip, set, w })?);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn check_set(&mut self, bits: Vec<(NonterminalId, u32)>) -> u32 {
+        let next = self.check_sets.len() as u32;
+        *self.check_set_ids.entry(bits.clone()).or_insert_with(|| {
+            self.check_sets.push(bits);
+            next
+        })
+    }
+
+    /// `live_boundary` of the symbolic stack at lexical state `f`: exits walk
+    /// through pushed states (known here) down to an accept (`None`) or to
+    /// summary bits `(skip, nonterminal, lexical state)` of old nodes.
+    fn live_boundary(&self, s: &Sym, f: u32) -> Option<Vec<(u32, NonterminalId, u32)>> {
         let live = &self.g.liveness;
         let lr = &self.g.lr;
         let len = self.stacks[s.pushed as usize].2;
         let entry = live.live_b_entry(self.top(s), f as usize);
         if entry.accept {
-            out.push(self.stable(Job::Accept { w })?);
-            return Ok(());
+            return None;
         }
         let mut work: Vec<(u32, NonterminalId, u32)> =
             live.exits(entry).iter().map(|e| (e.dist, e.nt, e.lex)).collect();
         let mut seen: FxHashSet<(u32, NonterminalId, u32)> = FxHashSet::default();
+        let mut checks = Vec::new();
         while let Some((d, nt, lex)) = work.pop() {
             if !seen.insert((d, nt, lex)) {
                 continue;
@@ -339,17 +439,55 @@ impl Builder<'_> {
                 let Some(a) = lr.goto_index(state, nt) else { continue };
                 let e = live.enter_entry(state, a, lex as usize);
                 if e.accept {
-                    out.push(self.stable(Job::Accept { w })?);
-                    return Ok(());
+                    return None;
                 }
                 for x in live.exits(e) {
                     work.push((d + x.dist, x.nt, x.lex));
                 }
             } else {
-                out.push(self.stable(Job::Check { skip: d - len, nt, lex, w })?);
+                checks.push((d - len, nt, lex));
             }
         }
-        Ok(())
+        Some(checks)
+    }
+
+    /// NFA state `x` (a `Pop` or `Check` with `skip > 0`) after one more read.
+    fn one_read_later(&mut self, x: u32) -> Result<u32> {
+        if let Some(&y) = self.one_read_later.get(x as usize) {
+            if y != NONE {
+                return Ok(y);
+            }
+        }
+        let job = match self.syms[x as usize].job {
+            Job::Pop { skip, nt, child } => Job::Pop { skip: skip - 1, nt, child },
+            Job::Check { skip, set, w } => Job::Check { skip: skip - 1, set, w },
+            _ => unreachable!("only reads with skip > 0 move on"),
+        };
+        let y = self.stable(job)?;
+        if self.one_read_later.len() <= x as usize {
+            self.one_read_later.resize(self.syms.len(), NONE);
+        }
+        self.one_read_later[x as usize] = y;
+        Ok(y)
+    }
+
+    /// A `Pop` with nothing left to skip reads the exposed LR state `p`,
+    /// pushes `goto(p, nt)` and shifts on: per `p`, the closure after that.
+    fn pop_moves(&mut self, x: u32) -> Result<Rc<PopMoves>> {
+        if let Some(m) = self.pop_moves.get(&x) {
+            return Ok(m.clone());
+        }
+        let Job::Pop { nt, child, .. } = self.syms[x as usize].job else { unreachable!("a pop") };
+        let mut moves = Vec::new();
+        for i in 0..self.gotos_by_nt[nt.index()].len() {
+            let (p, g) = self.gotos_by_nt[nt.index()][i];
+            let pushed = self.push(0, g);
+            let y = self.sym(Sym { pushed, cur: p.0, job: Job::Shift(child) })?;
+            moves.push((p.0, self.closure(y)?));
+        }
+        let moves = Rc::new(moves);
+        self.pop_moves.insert(x, moves.clone());
+        Ok(moves)
     }
 
     fn future_of(&self, x: u32) -> u32 {
@@ -394,39 +532,35 @@ impl Builder<'_> {
             let mut wildcard = Vec::new();
             let mut specific: FxHashMap<u32, Vec<u32>> = FxHashMap::default();
             let mut accept: Option<BitSet> = None;
-            let mut checks: FxHashMap<(NonterminalId, u32), BitSet> = FxHashMap::default();
-            let mut future = BitSet::new(self.classes.num_classes());
+            let mut checks: FxHashMap<u32, BitSet> = FxHashMap::default();
+            let k = self.classes.num_classes();
+            let mut futures: Vec<u32> = Vec::with_capacity(set.len());
             for &x in &set {
-                future.union_with(&self.weights[self.future_of(x) as usize].clone());
+                futures.push(self.future_of(x));
                 match self.syms[x as usize].job {
-                    Job::Pop { skip, nt, child } if skip > 0 => {
-                        wildcard.push(self.stable(Job::Pop { skip: skip - 1, nt, child })?);
+                    Job::Pop { skip, .. } | Job::Check { skip, .. } if skip > 0 => {
+                        wildcard.push(self.one_read_later(x)?);
                     }
-                    Job::Pop { nt, child, .. } => {
-                        let targets = self.gotos_by_nt[nt.index()].clone();
-                        for (p, g) in targets {
-                            let pushed = self.push(0, g);
-                            let y = self.sym(Sym { pushed, cur: p.0, job: Job::Shift(child) })?;
-                            let c = self.closure(y)?;
-                            specific.entry(p.0).or_default().extend(c);
+                    Job::Pop { .. } => {
+                        for (p, c) in self.pop_moves(x)?.iter() {
+                            specific.entry(*p).or_default().extend_from_slice(c);
                         }
                     }
-                    Job::Check { skip, nt, lex, w } if skip > 0 => {
-                        wildcard.push(self.stable(Job::Check { skip: skip - 1, nt, lex, w })?);
-                    }
-                    Job::Check { nt, lex, w, .. } => {
-                        let k = self.classes.num_classes();
-                        checks
-                            .entry((nt, lex))
-                            .or_insert_with(|| BitSet::new(k))
-                            .union_with(&self.weights[w as usize].clone());
+                    Job::Check { set, w, .. } => {
+                        checks.entry(set).or_insert_with(|| BitSet::new(k)).union_with(&self.weights[w as usize]);
                     }
                     Job::Accept { w } => {
-                        let k = self.classes.num_classes();
-                        accept.get_or_insert_with(|| BitSet::new(k)).union_with(&self.weights[w as usize].clone());
+                        accept.get_or_insert_with(|| BitSet::new(k)).union_with(&self.weights[w as usize]);
                     }
                     Job::Seq(_) | Job::Shift(_) => unreachable!("closures hold stable states only"),
                 }
+            }
+            // NFA states share futures (one per sequence node): union each once.
+            futures.sort_unstable();
+            futures.dedup();
+            let mut future = BitSet::new(k);
+            for w in futures {
+                future.union_with(&self.weights[w as usize]);
             }
             wildcard.sort_unstable();
             wildcard.dedup();
@@ -443,15 +577,15 @@ impl Builder<'_> {
                 Some(set) => self.weight(set),
                 None => NONE,
             };
-            let mut check_list: Vec<(NonterminalId, u32, u32)> = Vec::new();
-            for ((nt, lex), set) in checks {
-                let w = self.weight(set);
-                check_list.push((nt, lex, w));
+            let mut check_list: Vec<(u32, u32)> = Vec::new();
+            for (set, weight) in checks {
+                let w = self.weight(weight);
+                check_list.push((set, w));
             }
             check_list.sort_unstable();
             let future = self.weight(future);
             states.push(DwaState { default, specific: spec, accept, checks: check_list, future });
         }
-        Ok(ParserDwa { start, states, weights: self.weights })
+        Ok(ParserDwa { start, states, weights: self.weights, check_sets: self.check_sets })
     }
 }

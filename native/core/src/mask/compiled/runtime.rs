@@ -116,8 +116,9 @@ pub fn static_mask(
                 if state.accept != NONE {
                     add_masked(&mut scratch.result, &live, lo_w, &dwa.weights[state.accept as usize]);
                 }
-                for &(nt, lex, w) in &state.checks {
-                    if parser.summary_bit(gss, node, nt, lex as usize) {
+                for &(set, w) in &state.checks {
+                    let bits = &dwa.check_sets[set as usize];
+                    if bits.iter().any(|&(nt, lex)| parser.summary_bit(gss, node, nt, lex as usize)) {
                         add_masked(&mut scratch.result, &live, lo_w, &dwa.weights[w as usize]);
                     }
                 }

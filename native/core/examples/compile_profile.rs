@@ -1,0 +1,58 @@
+//! Static compile of JSON Schema files, phase by phase, cold then warm (the
+//! vocabulary's lexeme-interior cache filled by the first round), for
+//! profiling compiles (`perf record` this binary):
+//!
+//! ```text
+//! cargo run --release -p glrmask-core --example compile_profile -- tokenizer.json [--flexible] [--any-order] schema.json...
+//! ```
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use glrmask_core::frontend::json_schema::{json_schema_grammar, JsonSchemaOptions, Whitespace};
+use glrmask_core::vocab::loaders::hf;
+use glrmask_core::{CompileLimits, CompiledGrammar, Constraint, Optimization};
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let vocab = hf::load_file(&args[0], &hf::HfOptions::default()).expect("vocabulary");
+    let options = JsonSchemaOptions {
+        any_order: args.iter().any(|a| a == "--any-order"),
+        whitespace: if args.iter().any(|a| a == "--flexible") {
+            Whitespace::Flexible { max: 16 }
+        } else {
+            Whitespace::Compact
+        },
+        ..JsonSchemaOptions::default()
+    };
+    for path in args[1..].iter().filter(|a| !a.starts_with("--")) {
+        let schema: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(path).expect("schema file")).expect("JSON");
+        vocab.interior_cache().clear();
+        for round in ["cold", "warm"] {
+            let t = Instant::now();
+            let compiled = json_schema_grammar(&schema, &options)
+                .and_then(|(g, _)| CompiledGrammar::compile(g, &CompileLimits::default()));
+            let grammar_time = t.elapsed();
+            let result =
+                compiled.and_then(|g| Constraint::new(Arc::new(g), vocab.clone(), &[], Optimization::FastRuntime));
+            match result {
+                Ok(c) => {
+                    let st = &c.static_tables.as_ref().expect("Static").stats;
+                    println!(
+                        "{path} {round}: total {:.1} ms, grammar {:.1} ms, classes {:.1} ms, dwa {:.1} ms, \
+                         {} DWA states, {} weights ({} KiB)",
+                        t.elapsed().as_secs_f64() * 1e3,
+                        grammar_time.as_secs_f64() * 1e3,
+                        st.classes_us as f64 / 1e3,
+                        st.dwa_us as f64 / 1e3,
+                        st.dwa_states,
+                        st.weights,
+                        st.weight_bytes / 1024
+                    );
+                }
+                Err(e) => println!("{path} {round}: {e}"),
+            }
+        }
+    }
+}
