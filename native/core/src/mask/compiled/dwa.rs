@@ -147,6 +147,9 @@ struct Builder<'a> {
     /// Per sequence node: weight of every class below it.
     future_of_seq: Vec<u32>,
     closures: FxHashMap<u32, Vec<u32>>,
+    /// Per NFA state: the epoch of the last closure that visited it.
+    visited: Vec<u32>,
+    epoch: u32,
     /// `live_boundary` per (pushed stack, top when nothing is pushed, lexical state).
     live_after: FxHashMap<(u32, u32, u32), Rc<LiveAfter>>,
     check_sets: Vec<Vec<(NonterminalId, u32)>>,
@@ -191,6 +194,8 @@ pub fn build(g: &CompiledGrammar, classes: &TokenClasses, limits: &DwaLimits, fu
         finals: vec![Vec::new(); classes.seqs.len()],
         future_of_seq: vec![0; classes.seqs.len()],
         closures: FxHashMap::default(),
+        visited: Vec::new(),
+        epoch: 0,
         live_after: FxHashMap::default(),
         seq_finals: FxHashMap::default(),
         check_sets: Vec::new(),
@@ -283,13 +288,18 @@ impl Builder<'_> {
             return Ok(c.clone());
         }
         let mut out = Vec::new();
-        let mut seen: FxHashSet<u32> = FxHashSet::default();
+        // Visited marks: this closure's epoch, in a vector reused by all.
+        self.epoch += 1;
         let mut stack = vec![start];
         let lr = &self.g.lr;
         while let Some(x) = stack.pop() {
-            if !seen.insert(x) {
+            if self.visited.len() <= x as usize {
+                self.visited.resize(self.syms.len().max(x as usize + 1), 0);
+            }
+            if self.visited[x as usize] == self.epoch {
                 continue;
             }
+            self.visited[x as usize] = self.epoch;
             *self.fuel = self.fuel.saturating_sub(1);
             if *self.fuel == 0 {
                 return Err(Error::limit("static_compile_fuel", 0, 0));
