@@ -2,6 +2,7 @@
 //! vocabulary: each valid instance is tokenized greedily (longest vocabulary
 //! token first) and the mask is computed before every token.
 //! `cargo run --release --example schema_latency -- <tokenizer.json> <subset.jsonl.gz> [schemas]`
+//! (`FLEXIBLE=1`: flexible whitespace, as the benchmark; `VERBOSE=1`: per-schema tables and walk counters).
 
 use std::io::Read;
 
@@ -51,7 +52,12 @@ fn main() {
         }
         let item: serde_json::Value = serde_json::from_str(line).unwrap();
         // Instances list keys in their own order, not the schema's.
-        let options = JsonSchemaOptions { any_order: true, ..JsonSchemaOptions::default() };
+        // `FLEXIBLE=1`: the benchmark's layout (up to 16 whitespace characters between tokens).
+        let whitespace = match std::env::var("FLEXIBLE") {
+            Ok(_) => glrmask_core::frontend::json_schema::Whitespace::Flexible { max: 16 },
+            Err(_) => glrmask_core::frontend::json_schema::Whitespace::Compact,
+        };
+        let options = JsonSchemaOptions { any_order: true, whitespace, ..JsonSchemaOptions::default() };
         let Ok((g, _)) = json_schema_grammar(&item["schema"], &options) else { continue };
         let t = Instant::now();
         let Ok(g) = CompiledGrammar::compile(g, &CompileLimits::default()) else { continue };

@@ -39,6 +39,16 @@ pub struct WalkStats {
     pub big_classes: usize,
 }
 
+/// Set bits `lo..hi` (a key's classes), a word at a time.
+fn set_range(words: &mut [u32], lo: usize, hi: usize) {
+    let (first, last) = (lo / 32, (hi - 1) / 32);
+    for (i, w) in words.iter_mut().enumerate().take(last + 1).skip(first) {
+        let from = if i == first { lo % 32 } else { 0 };
+        let to = if i == last { (hi - 1) % 32 + 1 } else { 32 };
+        *w |= (u32::MAX >> (32 - (to - from))) << from;
+    }
+}
+
 /// A class set restricted to the word range `[lo, lo + words.len())`.
 fn intersect(live: &mut [u32], lo: usize, weight: &BitSet) -> bool {
     let w = &weight.words()[lo..lo + live.len()];
@@ -84,10 +94,7 @@ pub fn static_mask(
             scratch.stats.keys += 1;
             let (lo_w, hi_w) = (lo as usize / 32, (hi as usize).div_ceil(32));
             let mut live = vec![0u32; hi_w - lo_w];
-            for c in lo..hi {
-                let i = c as usize - lo_w * 32;
-                live[i / 32] |= 1 << (i % 32);
-            }
+            set_range(&mut live, lo as usize - lo_w * 32, hi as usize - lo_w * 32);
             let q = dwa.start[gss.state(h.node).index()];
             if q == NONE {
                 continue;
@@ -137,5 +144,25 @@ pub fn static_mask(
             scratch.stats.big_classes += 1;
         }
         classes.tokens[class].or_into(out);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::set_range;
+
+    #[test]
+    fn set_range_equals_bit_by_bit() {
+        for lo in 0..100 {
+            for hi in lo + 1..=128 {
+                let mut fast = vec![0u32; 4];
+                set_range(&mut fast, lo, hi);
+                let mut slow = vec![0u32; 4];
+                for i in lo..hi {
+                    slow[i / 32] |= 1 << (i % 32);
+                }
+                assert_eq!(fast, slow, "{lo}..{hi}");
+            }
+        }
     }
 }
