@@ -1038,9 +1038,13 @@ fn _internal(m: &Bound<'_, PyModule>) -> PyResult<()> {
 
 /// Import numpy's C API and create rust-numpy's borrow-checking capsule now,
 /// at import: done lazily, the first `fill_mask` of a process paid ≈0.4 ms
-/// for it, which is time to first token in a server. Without numpy nothing
-/// is lost: the first array call reports the error.
+/// for it, which is time to first token in a server. numpy is a dependency;
+/// should it fail to import, the import of glrmask still succeeds and the
+/// first array call reports the error.
 fn warm_numpy(py: Python<'_>) {
+    if py.import("numpy").is_err() {
+        return;
+    }
     let array = PyArray1::<i32>::zeros(py, 1, false);
     let _ = array.as_any().extract::<PyReadwriteArray1<'_, i32>>();
 }
