@@ -6,6 +6,17 @@ import random
 
 import numpy as np
 
+import glrmask
+
+# The tokenizer files of shared/data/tokenizers: name → (file, glrmask reader, reference package).
+VOCAB_FILES = {
+    "deepseek": ("deepseek_v3_tokenizer.json", glrmask.Vocab.from_hf, "tokenizers"),
+    "o200k": ("o200k_base.tiktoken", glrmask.Vocab.from_tiktoken, "tiktoken"),
+    "cl100k": ("cl100k_base.tiktoken", glrmask.Vocab.from_tiktoken, "tiktoken"),
+    "tekken": ("tekken_240718.json", glrmask.Vocab.from_tekken, "mistral_common"),
+    "mistral_sp": ("mistral_v1_tokenizer.model", glrmask.Vocab.from_sentencepiece, "sentencepiece"),
+}
+
 
 def byte_tokens() -> list[bytes]:
     """All 256 single bytes, ids 0..255."""

@@ -60,6 +60,7 @@ import glrmask
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import vocab_reference as ref  # noqa: E402
+from conftest import VOCAB_FILES  # noqa: E402
 
 DATA_DIR = Path(os.environ.get("GLRMASK_JSONSCHEMABENCH_DIR", ref.TOKENIZERS_DIR.parent / "jsonschemabench"))
 
@@ -71,15 +72,6 @@ MAX_LEXER_CONFIGURATIONS = int(os.environ.get("GLRMASK_CANONICAL_MAX_CONFIGURATI
 MAX_LIVENESS_EXITS = int(os.environ.get("GLRMASK_CANONICAL_MAX_LIVENESS_EXITS", "12000"))
 COMPILE_RATE_PER_SUBSET = 10
 SEPARATORS = (", ", ": ")
-
-# name → (file, glrmask reader, tokenizer package)
-VOCABS = {
-    "deepseek": ("deepseek_v3_tokenizer.json", glrmask.Vocab.from_hf, "tokenizers"),
-    "o200k": ("o200k_base.tiktoken", glrmask.Vocab.from_tiktoken, "tiktoken"),
-    "cl100k": ("cl100k_base.tiktoken", glrmask.Vocab.from_tiktoken, "tiktoken"),
-    "tekken": ("tekken_240718.json", glrmask.Vocab.from_tekken, "mistral_common"),
-    "mistral_sp": ("mistral_v1_tokenizer.model", glrmask.Vocab.from_sentencepiece, "sentencepiece"),
-}
 
 
 def grammar_for(schema) -> glrmask.Grammar:
@@ -235,7 +227,7 @@ def sentencepiece_without_dummy_prefix():
     import sentencepiece as spm
 
     sp = spm.SentencePieceProcessor()
-    sp.LoadFromSerializedProto(without_dummy_prefix((ref.TOKENIZERS_DIR / VOCABS["mistral_sp"][0]).read_bytes()))
+    sp.LoadFromSerializedProto(without_dummy_prefix((ref.TOKENIZERS_DIR / VOCAB_FILES["mistral_sp"][0]).read_bytes()))
     return sp
 
 
@@ -250,7 +242,7 @@ def encode(name: str, text: str) -> list[int]:
 
 @functools.cache
 def load_vocab(name: str) -> glrmask.Vocab:
-    file, reader, _ = VOCABS[name]
+    file, reader, _ = VOCAB_FILES[name]
     return reader(ref.TOKENIZERS_DIR / file)
 
 
@@ -313,9 +305,9 @@ def test_sample_covers_the_subsets():
     assert len(s.cases) >= 0.8 * SCHEMAS_PER_SUBSET * len(s.subsets)
 
 
-@pytest.mark.parametrize("name", list(VOCABS))
+@pytest.mark.parametrize("name", list(VOCAB_FILES))
 def test_canonical_tokenization_is_never_masked(name):
-    pytest.importorskip(VOCABS[name][2])
+    pytest.importorskip(VOCAB_FILES[name][2])
     s = sample()
     vocab = load_vocab(name)
     checked, failures = 0, []

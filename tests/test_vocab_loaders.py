@@ -47,17 +47,10 @@ from glrmask import vocab as gv
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import vocab_reference as ref  # noqa: E402
+from conftest import VOCAB_FILES  # noqa: E402
 
 ROUND_TRIP_FIXTURE = Path(__file__).resolve().parent / "data" / "vocab_round_trip.json"
 
-# name → (file, public constructor, reference package, end tokens by name)
-FILES = {
-    "deepseek": ("deepseek_v3_tokenizer.json", glrmask.Vocab.from_hf, "tokenizers"),
-    "o200k": ("o200k_base.tiktoken", glrmask.Vocab.from_tiktoken, "tiktoken"),
-    "cl100k": ("cl100k_base.tiktoken", glrmask.Vocab.from_tiktoken, "tiktoken"),
-    "tekken": ("tekken_240718.json", glrmask.Vocab.from_tekken, "mistral_common"),
-    "mistral_sp": ("mistral_v1_tokenizer.model", glrmask.Vocab.from_sentencepiece, "sentencepiece"),
-}
 SIZES = {"deepseek": 129_280, "o200k": 200_019, "cl100k": 100_277, "tekken": 131_072, "mistral_sp": 32_000}
 FORMATS = {
     "deepseek": "hf_byte_level",
@@ -79,7 +72,7 @@ _CACHE: dict = {}
 
 def load(name: str) -> glrmask.Vocab:
     if name not in _CACHE:
-        file, constructor, _ = FILES[name]
+        file, constructor, _ = VOCAB_FILES[name]
         _CACHE[name] = constructor(ref.TOKENIZERS_DIR / file)
     return _CACHE[name]
 
@@ -106,9 +99,9 @@ def starts_utf8(data: bytes) -> bool:
 # ---- every token against the reference packages -----------------------------------------
 
 
-@pytest.mark.parametrize("name", list(FILES))
+@pytest.mark.parametrize("name", list(VOCAB_FILES))
 def test_every_token_matches_the_reference_package(name):
-    pytest.importorskip(FILES[name][2])
+    pytest.importorskip(VOCAB_FILES[name][2])
     vocab = load(name)
     assert len(vocab) == SIZES[name] and vocab.format == FORMATS[name]
 
@@ -120,7 +113,7 @@ def test_every_token_matches_the_reference_package(name):
     assert ref.compare(ref.reference(name), ours, len(vocab)) == []
 
 
-@pytest.mark.parametrize("name", list(FILES))
+@pytest.mark.parametrize("name", list(VOCAB_FILES))
 def test_end_tokens_detected(name):
     vocab = load(name)
     expected = sorted(vocab.token_by_name(n) for n in EOS_NAMES[name])
@@ -141,7 +134,7 @@ def test_end_tokens_detected(name):
 # ---- special tokens are exact-only; gaps and padding are never allowed ---------------------
 
 
-@pytest.mark.parametrize("name", list(FILES))
+@pytest.mark.parametrize("name", list(VOCAB_FILES))
 def test_any_text_mask_is_exactly_the_utf8_bytes_tokens(name):
     vocab = load(name)
     k = kinds(vocab)
@@ -166,7 +159,7 @@ def test_any_text_mask_is_exactly_the_utf8_bytes_tokens(name):
     assert not mask[k != 0].any() and mask[k == 0].sum() > 1000
 
 
-@pytest.mark.parametrize("name", list(FILES))
+@pytest.mark.parametrize("name", list(VOCAB_FILES))
 def test_padded_logits_width(name):
     vocab = load(name)
     n = len(vocab)
@@ -183,7 +176,7 @@ def test_padded_logits_width(name):
         state.mask(n - 1)
 
     # A reader told the model's width pads with gaps.
-    file, constructor, _ = FILES[name]
+    file, constructor, _ = VOCAB_FILES[name]
     padded = constructor(ref.TOKENIZERS_DIR / file, vocab_size=n + 256)
     assert len(padded) == n + 256 and padded.token_kind(n + 255) == "missing"
     assert padded.eos_token_ids == vocab.eos_token_ids
@@ -297,11 +290,11 @@ def round_trip_cases():
     return json.loads(ROUND_TRIP_FIXTURE.read_text(encoding="utf-8"))["cases"]
 
 
-@pytest.mark.parametrize("name", list(FILES))
+@pytest.mark.parametrize("name", list(VOCAB_FILES))
 def test_round_trip_real_text(name):
     vocab = load(name)
     constraint = any_text(vocab, end_tokens=vocab.eos_token_ids)
-    cases = [c for c in round_trip_cases() if c["file"] == FILES[name][0]]
+    cases = [c for c in round_trip_cases() if c["file"] == VOCAB_FILES[name][0]]
     assert len(cases) == len(ref.ROUND_TRIP_TEXTS)
     for case in cases:
         state = constraint.start()
@@ -319,10 +312,10 @@ def test_round_trip_real_text(name):
         assert state.is_ended()
 
 
-@pytest.mark.parametrize("name", list(FILES))
+@pytest.mark.parametrize("name", list(VOCAB_FILES))
 def test_round_trip_fixture_matches_the_tokenizers(name):
-    pytest.importorskip(FILES[name][2])
-    cases = [c for c in round_trip_cases() if c["file"] == FILES[name][0]]
+    pytest.importorskip(VOCAB_FILES[name][2])
+    cases = [c for c in round_trip_cases() if c["file"] == VOCAB_FILES[name][0]]
     for case in cases:
         ids, expected = ref.encode(name, case["text"])
         assert ids == case["ids"] and expected.hex() == case["expected_hex"], (name, case["text"])
