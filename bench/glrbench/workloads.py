@@ -61,15 +61,24 @@ def encode(tokenizer, text: str, cap: int) -> tuple[list[int], bool]:
     return (ids[:cap], False) if len(ids) > cap else (ids, True)
 
 
+def _jsb_rows(subset: str) -> list[dict]:
+    """The subset's schemas with a valid instance, by id."""
+    with gzip.open(JSB / f"{subset}.jsonl.gz", "rt", encoding="utf-8") as f:
+        rows = [json.loads(line) for line in f]
+    rows = [r for r in rows if any(t["valid"] for t in r["tests"])]
+    rows.sort(key=lambda r: r["id"])
+    return rows
+
+
+def _jsb_sampled(rows: list[dict], seed: int, subset: str, per_subset: int) -> list[dict]:
+    """The seeded sample of ``rows`` that ``jsb_sample`` measures."""
+    return random.Random(f"{seed}:{subset}").sample(rows, min(per_subset, len(rows)))
+
+
 def jsb_sample(tokenizer, seed: int, per_subset: int, max_instances: int, token_cap: int) -> list[Case]:
     cases = []
     for subset in JSB_SUBSETS:
-        with gzip.open(JSB / f"{subset}.jsonl.gz", "rt", encoding="utf-8") as f:
-            rows = [json.loads(line) for line in f]
-        rows = [r for r in rows if any(t["valid"] for t in r["tests"])]
-        rows.sort(key=lambda r: r["id"])
-        rng = random.Random(f"{seed}:{subset}")
-        for r in rng.sample(rows, min(per_subset, len(rows))):
+        for r in _jsb_sampled(_jsb_rows(subset), seed, subset, per_subset):
             seqs, complete = [], []
             for t in [t for t in r["tests"] if t["valid"]][:max_instances]:
                 ids, full = encode(tokenizer, serialize_instance(t["data"]), token_cap)
@@ -85,11 +94,8 @@ def jsb_warmup(seed: int, per_subset: int, k: int) -> list[Workload]:
     compiled before (they warm glrmask's per-vocabulary compile cache for ``glrmask-static-warm``)."""
     out = []
     for subset in JSB_SUBSETS:
-        with gzip.open(JSB / f"{subset}.jsonl.gz", "rt", encoding="utf-8") as f:
-            rows = [json.loads(line) for line in f]
-        rows = [r for r in rows if any(t["valid"] for t in r["tests"])]
-        rows.sort(key=lambda r: r["id"])
-        sampled = {r["id"] for r in random.Random(f"{seed}:{subset}").sample(rows, min(per_subset, len(rows)))}
+        rows = _jsb_rows(subset)
+        sampled = {r["id"] for r in _jsb_sampled(rows, seed, subset, per_subset)}
         rest = [r for r in rows if r["id"] not in sampled]
         for r in random.Random(f"warm:{seed}:{subset}").sample(rest, min(k, len(rest))):
             out.append(Workload(r["id"], json_schema=r["schema"]))
