@@ -327,7 +327,29 @@ fn whitespace_policies() {
     // Default compact: no whitespace anywhere.
     check(s.clone(), &[r#"{"a":[1,2]}"#], &[r#"{"a": [1,2]}"#, r#"{ "a":[1,2]}"#]);
     let flexible = JsonSchemaOptions { whitespace: Whitespace::Flexible { max: 2 }, ..JsonSchemaOptions::default() };
-    check_with(s.clone(), &flexible, &[r#"{ "a" : [ 1 , 2 ] }"#, "{\n\"a\":[1,\t2]}"], &[r#"{   "a":[1,2]}"#]);
+    check_with(
+        s.clone(),
+        &flexible,
+        &[r#"{ "a" : [ 1 , 2 ] }"#, "{\n\"a\":[1,\t2]}", " {\"a\":[]}\n", "\r\n{\"a\" :[ ]}  "],
+        &[r#"{   "a":[1,2]}"#, r#"{"a":[1,2]}   "#, "   {\"a\":[]}", r#"{"a":[1 2]}"#, r#"{"a":[1,2 3]}"#],
+    );
+    // Flexible whitespace is an ignored terminal whose runs are maximal, so
+    // the parser never sees it (the bound above holds across what would be
+    // two ignored lexemes) ...
+    let (g, _) = json_schema_grammar(&s, &flexible).unwrap();
+    assert!(g.terminals.iter().any(|t| t.ignored && t.maximal), "{g}");
+    // ... except where a number is split into one-byte terminals
+    // (`multipleOf`): whitespace is placed in the rules, same language.
+    let m = json!({"type": "array", "items": {"type": "integer", "multipleOf": 7}});
+    let (g, _) = json_schema_grammar(&m, &flexible).unwrap();
+    assert!(g.terminals.iter().all(|t| !t.ignored), "{g}");
+    check_with(m, &flexible, &["[ 14 , 21 ]", " [7]\n", "[\n]"], &["[1 4]", "[ 14   ]", "   [7]", "[15]"]);
+    // A separator that begins with whitespace cannot follow a maximal run:
+    // whitespace is placed in the rules then, as a longest-match gap.
+    let spaced = JsonSchemaOptions { separators: Some((" , ".into(), " : ".into())), ..flexible.clone() };
+    let (g, _) = json_schema_grammar(&s, &spaced).unwrap();
+    assert!(g.terminals.iter().all(|t| !t.ignored), "{g}");
+    check_with(s.clone(), &spaced, &[r#"{"a" : [1 , 2]}"#, r#"{ "a" : [1 ,  2] }"#], &[r#"{"a":[1,2]}"#]);
     let seps = JsonSchemaOptions { separators: Some((", ".into(), ": ".into())), ..JsonSchemaOptions::default() };
     check_with(s.clone(), &seps, &[r#"{"a": [1, 2]}"#], &[r#"{"a":[1,2]}"#]);
     let indent = JsonSchemaOptions { indent: Some(2), ..JsonSchemaOptions::default() };

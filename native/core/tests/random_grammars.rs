@@ -9,7 +9,8 @@
 //!
 //! Grammars use terminals that overlap, extend each other (longest-match
 //! exclusions), contain a two-byte UTF-8 character, and optional ignored
-//! terminals; vocabularies have multi-byte tokens spanning terminals, tokens
+//! terminals, some of them (or a plain terminal) *maximal* (no match of
+//! the terminal may start right after its lexeme); vocabularies have multi-byte tokens spanning terminals, tokens
 //! that split the UTF-8 character, and duplicates.
 //! Case counts: `PROPTEST_CASES` overrides the defaults below.
 
@@ -29,7 +30,35 @@ const PIECES: &[&str] = &[
 struct GenGrammar {
     terminals: Vec<(usize, Option<(bool, usize)>)>,
     ignored: Option<usize>,
+    /// Mark this terminal maximal: `Some(0)` the ignored one (if any), `Some(k)` T(k-1).
+    maximal: Option<usize>,
     rules: Vec<Vec<Vec<GenSym>>>,
+}
+
+impl GenGrammar {
+    /// The grammar: GLRM text, plus the `maximal` mark (front ends set it,
+    /// grammar text cannot).
+    fn grammar(&self) -> (glrmask_core::grammar::Grammar, String) {
+        let text = to_glrm(self);
+        let mut grammar = parse_glrm(&text).expect("generated grammar parses");
+        let name = match self.maximal {
+            Some(0) => grammar.terminals.iter().find(|t| t.ignored).map(|t| t.name.clone()),
+            Some(k) => Some(format!("T{}", k - 1)),
+            None => None,
+        };
+        if let Some(name) = name {
+            if let Some(t) = grammar.terminals.iter_mut().find(|t| t.name == name) {
+                t.maximal = true;
+            }
+        }
+        let text = match self.maximal {
+            Some(k) => {
+                format!("{text}// maximal: {}\n", if k == 0 { "ignored".to_string() } else { format!("T{}", k - 1) })
+            }
+            None => text,
+        };
+        (grammar, text)
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -55,9 +84,14 @@ fn gen_grammar() -> impl Strategy<Value = GenGrammar> {
             ];
             let alt = proptest::collection::vec(sym, 0..4);
             let rule = proptest::collection::vec(alt, 1..4);
-            (Just(terminals), proptest::option::weighted(0.25, 0..2usize), proptest::collection::vec(rule, nrules))
+            (
+                Just(terminals),
+                proptest::option::weighted(0.3, 0..3usize),
+                proptest::option::weighted(0.3, 0..=nt),
+                proptest::collection::vec(rule, nrules),
+            )
         })
-        .prop_map(|(terminals, ignored, rules)| GenGrammar { terminals, ignored, rules })
+        .prop_map(|(terminals, ignored, maximal, rules)| GenGrammar { terminals, ignored, maximal, rules })
 }
 
 fn to_glrm(g: &GenGrammar) -> String {
@@ -71,7 +105,7 @@ fn to_glrm(g: &GenGrammar) -> String {
         s.push_str(&format!("t T{i} = /{re}/;\n"));
     }
     if let Some(k) = g.ignored {
-        s.push_str(if k == 0 { "ignore / +/;\n" } else { "ignore /c/;\n" });
+        s.push_str(["ignore / +/;\n", "ignore /c/;\n", "ignore / {1,2}/;\n"][k]);
     }
     for (i, alts) in g.rules.iter().enumerate() {
         let body: Vec<String> = alts
@@ -246,8 +280,7 @@ proptest! {
 
     #[test]
     fn membership_matches_reference(g in gen_grammar()) {
-        let text = to_glrm(&g);
-        let grammar = parse_glrm(&text).expect("generated grammar parses");
+        let (grammar, text) = g.grammar();
         let compiled = glrmask_core::CompiledGrammar::compile(grammar.clone(), &Default::default());
         let Ok(_) = compiled else {
             // Cyclic grammars are refused by design.
@@ -261,7 +294,7 @@ proptest! {
             .iter()
             .copied()
             .filter(|&b| match b {
-                b' ' => g.ignored == Some(0),
+                b' ' => matches!(g.ignored, Some(0 | 2)),
                 0xC3 | 0xA9 => text.contains('é'),
                 b => text.contains(b as char),
             })
@@ -314,8 +347,7 @@ proptest! {
 
     #[test]
     fn dynamic_equals_oracle_on_walks(g in gen_grammar(), seed in any::<u64>(), extra in proptest::collection::vec(proptest::collection::vec(proptest::sample::select(ALPHABET.to_vec()), 2..6), 3..20)) {
-        let text = to_glrm(&g);
-        let grammar = parse_glrm(&text).expect("generated grammar parses");
+        let (grammar, text) = g.grammar();
         if glrmask_core::CompiledGrammar::compile(grammar.clone(), &Default::default()).is_err() {
             return Ok(());
         }
@@ -349,8 +381,8 @@ proptest! {
         let vocab = common::vocab_of(&tokens);
         let mut compiled = Vec::new();
         for g in [&g1, &g2, &g1] {
-            let text = to_glrm(g);
-            let Ok(grammar) = glrmask_core::CompiledGrammar::compile(parse_glrm(&text).expect("parses"), &Default::default()) else {
+            let (grammar, text) = g.grammar();
+            let Ok(grammar) = glrmask_core::CompiledGrammar::compile(grammar, &Default::default()) else {
                 continue;
             };
             let c = glrmask_core::Constraint::new(std::sync::Arc::new(grammar), vocab.clone(), &[], glrmask_core::Optimization::Auto)

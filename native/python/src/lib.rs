@@ -584,8 +584,9 @@ impl Grammar {
     }
 
     /// A JSON Schema (a dict, a JSON string, or a pydantic model class) as a
-    /// grammar. Options: `whitespace` ("compact" default, or "flexible"),
-    /// `max_whitespace` (flexible bound, default 16), `whitespace_pattern`
+    /// grammar. Options: `whitespace` ("compact" default, or "flexible":
+    /// between tokens and around the value, as RFC 8259 allows),
+    /// `max_whitespace` (flexible: longest run, default 16), `whitespace_pattern`
     /// (regex for the space between tokens), `indent`, `separators`
     /// (item, key), `any_order`, `strict`, `additional_properties_default`,
     /// `format_assertion`, `lenient` (over-approximate what cannot be enforced

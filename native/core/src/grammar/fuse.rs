@@ -120,7 +120,7 @@ impl Default for FuseLimits {
 /// Fuse regular sub-expressions into terminals where that provably keeps the
 /// language (see the module docs).
 pub fn fuse_regular(grammar: Grammar, limits: &FuseLimits) -> Result<Grammar> {
-    if grammar.terminals.iter().any(|t| t.ignored || t.priority != 0 || t.exact.is_some()) {
+    if grammar.terminals.iter().any(|t| t.ignored || t.maximal || t.priority != 0 || t.exact.is_some()) {
         return Ok(grammar);
     }
     let Some(analysis) = Analysis::new(&grammar, limits) else { return Ok(grammar) };
@@ -791,7 +791,15 @@ impl Fuser<'_> {
             return TerminalId::from_usize(i);
         }
         self.extensible_accepts += extensible_accepts;
-        self.terminals.push(Terminal { name, pattern, ignored: false, priority: 0, exact: None, span: self.span });
+        self.terminals.push(Terminal {
+            name,
+            pattern,
+            ignored: false,
+            maximal: false,
+            priority: 0,
+            exact: None,
+            span: self.span,
+        });
         TerminalId::from_usize(self.terminals.len() - 1)
     }
 

@@ -40,6 +40,11 @@ pub struct Terminal {
     pub pattern: Pattern,
     /// Ignored terminals may appear between any two lexemes and never reach the parser.
     pub ignored: bool,
+    /// The input right after a lexeme of this terminal must not begin with
+    /// a match of it (a stronger longest match: the lexeme is a maximal run,
+    /// so `[ ]{1,4}` bounds a whole run of spaces even between ignored
+    /// lexemes). Set by front ends, never by grammar text.
+    pub maximal: bool,
     /// Lark-style priority: when several terminals accept the same lexeme
     /// (same start, same end), only those with the highest priority may end
     /// there. Longest match is still per terminal. Default 0.
@@ -162,6 +167,7 @@ impl GrammarBuilder {
             name: quote_bytes(bytes),
             pattern: Pattern::literal(bytes),
             ignored: false,
+            maximal: false,
             priority: 0,
             exact: None,
             span,
@@ -188,6 +194,7 @@ impl GrammarBuilder {
             name: display.to_string(),
             pattern,
             ignored: false,
+            maximal: false,
             priority: 0,
             exact: None,
             span,
@@ -205,6 +212,7 @@ impl GrammarBuilder {
             name: name.to_string(),
             pattern,
             ignored: false,
+            maximal: false,
             priority: 0,
             exact: None,
             span,
@@ -230,6 +238,7 @@ impl GrammarBuilder {
             name: name.to_string(),
             pattern: Pattern::Alt(Vec::new()),
             ignored: false,
+            maximal: false,
             priority: 0,
             exact: Some(ExactTokens { tokens: tokens.unwrap_or_default(), vocab: None, slot }),
             span,
@@ -244,6 +253,11 @@ impl GrammarBuilder {
 
     pub fn set_ignored(&mut self, id: TerminalId) {
         self.terminals[id.index()].ignored = true;
+    }
+
+    /// See [`Terminal::maximal`].
+    pub fn set_maximal(&mut self, id: TerminalId) {
+        self.terminals[id.index()].maximal = true;
     }
 
     pub fn set_priority(&mut self, id: TerminalId, priority: i32) {
@@ -336,7 +350,9 @@ pub fn quote_bytes(bytes: &[u8]) -> String {
 impl fmt::Display for Grammar {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         for (i, t) in self.terminals.iter().enumerate() {
-            writeln!(f, "terminal {i} {}{}", t.name, if t.ignored { " (ignored)" } else { "" })?;
+            let ignored = if t.ignored { " (ignored)" } else { "" };
+            let maximal = if t.maximal { " (maximal)" } else { "" };
+            writeln!(f, "terminal {i} {}{ignored}{maximal}", t.name)?;
         }
         for (i, r) in self.rules.iter().enumerate() {
             let mark = if i == self.start.index() { " (start)" } else { "" };

@@ -30,6 +30,8 @@ pub struct LexerDfa {
     /// accept here, restricted to the highest priority among them.
     pub accepts: Vec<Vec<TerminalId>>,
     pub start: DfaStateId,
+    /// Per terminal: [`crate::grammar::Terminal::maximal`].
+    pub maximal: Vec<bool>,
 }
 
 pub const DEAD_STATE: DfaStateId = DfaStateId(0);
@@ -127,6 +129,7 @@ impl LexerDfa {
             components,
             accepts,
             start: DfaStateId(start_id),
+            maximal: grammar.terminals.iter().map(|t| t.maximal).collect(),
         })
     }
 

@@ -18,6 +18,7 @@
 use rustc_hash::FxHashMap;
 
 use super::combined::{LexerDfa, DEAD_STATE};
+use super::dfa::TermDfa;
 use crate::error::{Error, Result};
 use crate::ids::{DfaStateId, LexConfigId, TerminalId};
 
@@ -82,11 +83,16 @@ impl LexConfigs {
                 for &t in &dfa.accepts[config.dfa.index()] {
                     let mut exclusions = config.exclusions.clone();
                     let s = dfa.component(config.dfa, t).expect("accepting terminal is a component");
-                    if dfa.terminals[t.index()].accepts_later[s as usize] {
-                        exclusions.push((t, s));
-                        exclusions.sort_unstable();
-                        exclusions.dedup();
+                    let term = &dfa.terminals[t.index()];
+                    let maximal = dfa.maximal[t.index()];
+                    if maximal {
+                        exclusions.push((t, term.start)); // no match of t may start here
                     }
+                    if term.accepts_later[s as usize] && !(maximal && starts_with_a_match(term, s)) {
+                        exclusions.push((t, s));
+                    }
+                    exclusions.sort_unstable();
+                    exclusions.dedup();
                     let fresh = intern(LexConfig { dfa: dfa.start, exclusions }, &mut configs)?;
                     emits.push((t, LexConfigId(fresh)));
                 }
@@ -132,6 +138,13 @@ impl LexConfigs {
     pub fn is_boundary(&self, dfa: &LexerDfa, c: LexConfigId) -> bool {
         self.configs[c.index()].dfa == dfa.start
     }
+}
+
+/// Does every continuation of `t`'s DFA from `s` begin with a byte that is a
+/// whole match of `t`? Then excluding a match of `t` at the boundary already
+/// excludes every longer lexeme (`[ ]{1,4}`: both say "no space next").
+fn starts_with_a_match(t: &TermDfa, s: u32) -> bool {
+    (0..=255u8).all(|b| !t.live[t.next(s, b) as usize] || t.accept[t.next(t.start, b) as usize])
 }
 
 /// Continue `config` by one byte: `None` if the lexeme in progress dies or an

@@ -4,7 +4,8 @@
 //! The reference shares nothing with the engine but the grammar IR:
 //! * lexing: for every position and terminal, the `regex` crate finds every
 //!   end where the substring fully matches; the terminal's lexeme there can
-//!   only be the longest one (per-terminal longest match, DESIGN §3);
+//!   only be the longest one (per-terminal longest match, DESIGN §3), and
+//!   a maximal terminal's lexeme only one that no match of it follows;
 //! * parsing: an Earley recognizer (with the Aycock–Horspool nullable fix)
 //!   over the resulting lattice of lexemes, on a BNF lowered here from the
 //!   IR by a different construction (right-recursive stars, unrolled counts).
@@ -21,6 +22,7 @@ use regex_syntax::hir::{Hir, HirKind};
 pub struct Reference {
     regexes: Vec<TerminalMatcher>,
     ignored: Vec<bool>,
+    maximal: Vec<bool>,
     /// prods[i] = (lhs, rhs); symbols: terminals as T(i), nonterminals as N(i).
     prods: Vec<(usize, Vec<Sym>)>,
     nullable: Vec<bool>,
@@ -88,6 +90,7 @@ impl Reference {
         let mut r = Reference {
             regexes,
             ignored: g.terminals.iter().map(|t| t.ignored).collect(),
+            maximal: g.terminals.iter().map(|t| t.maximal).collect(),
             prods: Vec::new(),
             nullable: Vec::new(),
             start: 0,
@@ -176,7 +179,9 @@ impl Reference {
         for (i, out) in edges.iter_mut().enumerate().take(n) {
             for (t, re) in self.regexes.iter().enumerate() {
                 if let Some(j) = (i + 1..=n).rev().find(|&j| re.is_match(&input[i..j])) {
-                    out.push((t, j));
+                    if !(self.maximal[t] && (j + 1..=n).any(|k| re.is_match(&input[j..k]))) {
+                        out.push((t, j));
+                    }
                 }
             }
         }

@@ -5,11 +5,17 @@
 //! quotes, a number, a literal, a punctuation mark, a whitespace run), so
 //! per-terminal longest match (DESIGN §3) is exactly JSON's own tokenisation:
 //! strings end at their closing quote, numbers are followed by punctuation
-//! or whitespace, and whitespace terminals are bounded runs placed
-//! explicitly in the rules (an ignored terminal could repeat without bound).
+//! or whitespace. Flexible whitespace is an ignored terminal marked
+//! *maximal* (`Terminal::maximal`): a run is one lexeme, never two in a
+//! row, so its bound holds, and the parser never sees it (with it placed
+//! in the rules, every gap was an optional terminal and the Parser DWA of
+//! a JSON schema grew several-fold). Other whitespace patterns are placed
+//! explicitly in the rules, an optional lexeme in every gap.
 //!
 //! Numbers with `multipleOf` are the one exception: their remainder automaton
-//! becomes right-linear rules over one-byte terminals (see `number_rules`).
+//! becomes right-linear rules over one-byte terminals (see `dfa_rules`), and
+//! ignored whitespace could fall between those, so a schema that has them
+//! places its flexible whitespace in the rules instead.
 //! With `indent`, every rule knows its nesting level (the indentation
 //! differs per level), so recursive schemas are unrolled up to
 //! [`MAX_INDENT_LEVEL`] levels; deeper containers are not accepted.
@@ -27,6 +33,14 @@ use crate::ids::{RuleId, TerminalId};
 use crate::lexer::dfa::TermDfa;
 use crate::source::Span;
 
+/// Can flexible whitespace be an ignored terminal with these separators? A
+/// separator that begins with whitespace could not follow a run (the run is
+/// maximal), so the rules must place it.
+pub(crate) fn flexible_ignorable(item_sep: &str, key_sep: &str) -> bool {
+    let ws_first = |s: &str| s.bytes().next().is_some_and(|b| matches!(b, b'\t' | b'\n' | b'\r' | b' '));
+    !ws_first(item_sep) && !ws_first(key_sep)
+}
+
 /// With `indent`, containers nest at most this deep.
 pub(crate) const MAX_INDENT_LEVEL: u32 = 24;
 /// States of one number's automaton with `multipleOf`.
@@ -38,7 +52,10 @@ pub(crate) struct Lowerer<'c, 'a> {
     pub span: Span,
     indent: Option<u32>,
     any_order: bool,
+    /// Whitespace placed in every gap of the rules (not ignored).
     ws: Option<TerminalId>,
+    /// Some JSON lexeme was split into several terminals (`dfa_rules`).
+    split_lexemes: bool,
     item_sep: Vec<u8>,
     key_sep: Vec<u8>,
     def_rules: FxHashMap<(RefId, u32), RuleId>,
@@ -48,7 +65,15 @@ pub(crate) struct Lowerer<'c, 'a> {
 }
 
 impl<'c, 'a> Lowerer<'c, 'a> {
-    pub fn new(ctx: &'c mut Ctx<'a>, mut b: GrammarBuilder, opts: &JsonSchemaOptions) -> Result<Self> {
+    /// `ignore_flexible`: flexible whitespace as a maximal ignored terminal
+    /// (where separators allow, see [`flexible_ignorable`]) instead of a
+    /// terminal placed in every gap.
+    pub fn new(
+        ctx: &'c mut Ctx<'a>,
+        mut b: GrammarBuilder,
+        opts: &JsonSchemaOptions,
+        ignore_flexible: bool,
+    ) -> Result<Self> {
         let span = Span::default();
         let bad = |m: String| super::error::schema_error("bad_option", m, "");
         let (mut item_sep, key_sep) = opts.effective_separators();
@@ -73,7 +98,14 @@ impl<'c, 'a> Lowerer<'c, 'a> {
                             min: 1,
                             max: Some(*max),
                         };
-                        Some(b.anonymous("WS", p, span))
+                        if ignore_flexible && flexible_ignorable(&item_sep, &key_sep) {
+                            let t = b.named_terminal("WS", p, span)?;
+                            b.set_ignored(t);
+                            b.set_maximal(t);
+                            None
+                        } else {
+                            Some(b.anonymous("WS", p, span))
+                        }
                     }
                 }
                 Whitespace::Pattern(re) => {
@@ -96,6 +128,7 @@ impl<'c, 'a> Lowerer<'c, 'a> {
             indent: opts.indent,
             any_order: opts.any_order,
             ws,
+            split_lexemes: false,
             item_sep: item_sep.into_bytes(),
             key_sep: key_sep.into_bytes(),
             def_rules: FxHashMap::default(),
@@ -103,6 +136,11 @@ impl<'c, 'a> Lowerer<'c, 'a> {
             terminals: FxHashMap::default(),
             next_name: 0,
         })
+    }
+
+    /// Did lowering split a JSON lexeme into several terminals?
+    pub fn split_lexemes(&self) -> bool {
+        self.split_lexemes
     }
 
     // ---- layout ----------------------------------------------------------------------
@@ -115,6 +153,15 @@ impl<'c, 'a> Lowerer<'c, 'a> {
         match self.ws {
             Some(t) => Expr::Repeat { expr: Box::new(Expr::Terminal(t)), min: 0, max: Some(1) },
             None => Expr::Empty,
+        }
+    }
+
+    /// Before and after the whole value.
+    pub fn outer_gap(&self) -> Expr {
+        if self.indent.is_some() {
+            Expr::Empty
+        } else {
+            self.gap()
         }
     }
 
@@ -403,6 +450,7 @@ impl<'c, 'a> Lowerer<'c, 'a> {
         if !dfa.live[dfa.start as usize] {
             return Ok(Expr::Alt(vec![]));
         }
+        self.split_lexemes = true;
         let prefix = self.fresh_name(base);
         let n = dfa.num_states();
         let rules: Vec<Option<RuleId>> =

@@ -63,7 +63,7 @@ pub use options::{JsonSchemaOptions, Whitespace};
 use serde_json::Value;
 
 use crate::error::Result;
-use crate::grammar::{Grammar, GrammarBuilder};
+use crate::grammar::{Expr, Grammar, GrammarBuilder};
 use crate::source::Source;
 use error::schema_error;
 use loader::Document;
@@ -95,12 +95,31 @@ pub fn json_object_grammar(options: &JsonSchemaOptions) -> Result<Grammar> {
 }
 
 fn lower_root(ctx: &mut Ctx<'_>, root: &Schema, options: &JsonSchemaOptions) -> Result<Grammar> {
+    let notes = ctx.notes.len();
+    let (grammar, split) = lower_with(ctx, root, options, true)?;
+    if !split || grammar.terminals.iter().all(|t| !t.ignored) {
+        return Ok(grammar);
+    }
+    // Ignored whitespace would fall inside a split number: place it instead.
+    ctx.notes.truncate(notes);
+    Ok(lower_with(ctx, root, options, false)?.0)
+}
+
+fn lower_with(
+    ctx: &mut Ctx<'_>,
+    root: &Schema,
+    options: &JsonSchemaOptions,
+    ignore_flexible: bool,
+) -> Result<(Grammar, bool)> {
     let source = Source::new("<json-schema>", "");
     let b = GrammarBuilder::new(source);
-    let mut l = Lowerer::new(ctx, b, options)?;
-    let expr = l.value(root, 0)?;
+    let mut l = Lowerer::new(ctx, b, options, ignore_flexible)?;
+    let value = l.value(root, 0)?;
+    // JSON text is `ws value ws` (RFC 8259), as ignored whitespace gives.
+    let expr = Expr::Seq(vec![l.outer_gap(), value, l.outer_gap()]);
     let span = l.span;
     let start = l.b.define_rule("start", expr, span)?;
+    let split = l.split_lexemes();
     let b = std::mem::replace(&mut l.b, GrammarBuilder::new(Source::new("<json-schema>", "")));
-    b.finish(start)
+    Ok((b.finish(start)?, split))
 }

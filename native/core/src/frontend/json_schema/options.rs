@@ -11,10 +11,12 @@
 pub enum Whitespace {
     /// No whitespace at all besides what the separators contain (default).
     Compact,
-    /// Between any two tokens, at most `max` characters of `[ \t\n\r]`.
+    /// Between any two tokens and around the value (RFC 8259's `ws`), at
+    /// most `max` characters of `[ \t\n\r]`.
     Flexible { max: u32 },
-    /// Between any two tokens, one optional lexeme of this regex (regex-syntax
-    /// syntax; the empty string is removed from its language).
+    /// Between any two tokens and around the value, one optional lexeme of
+    /// this regex (regex-syntax syntax; the empty string is removed from its
+    /// language).
     Pattern(String),
 }
 
