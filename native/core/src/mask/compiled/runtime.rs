@@ -35,6 +35,8 @@ pub struct WalkStats {
     pub heads: usize,
     pub keys: usize,
     pub steps: usize,
+    /// Frames read on a DWA self-loop (checks only).
+    pub loop_steps: usize,
     pub classes: usize,
     pub big_classes: usize,
 }
@@ -123,17 +125,33 @@ pub fn static_mask(
                 if state.accept != NONE {
                     add_masked(&mut scratch.result, &live, lo_w, &dwa.weights[state.accept as usize]);
                 }
-                for &(set, w) in &state.checks {
-                    let bits = &dwa.check_sets[set as usize];
-                    if bits.iter().any(|&(nt, lex)| parser.summary_bit(gss, node, nt, lex as usize)) {
-                        add_masked(&mut scratch.result, &live, lo_w, &dwa.weights[w as usize]);
+                let mut node = node;
+                loop {
+                    for &(set, w) in &state.checks {
+                        let bits = &dwa.check_sets[set as usize];
+                        if bits.iter().any(|&(nt, lex)| parser.summary_bit(gss, node, nt, lex as usize)) {
+                            add_masked(&mut scratch.result, &live, lo_w, &dwa.weights[w as usize]);
+                        }
                     }
-                }
-                for &parent in &gss.node(node).parents {
-                    let q2 = dwa.next(q, gss.state(parent));
-                    if q2 != NONE {
-                        scratch.stack.push((parent, q2, live.clone()));
+                    let parents = &gss.node(node).parents;
+                    // A run of frames that loops on this DWA state (a chain of
+                    // unary minus, nested brackets of one kind): the future
+                    // and the accepted weights are already applied, so only
+                    // the summary checks of each frame are left to read.
+                    if let [parent] = parents[..] {
+                        if dwa.next(q, gss.state(parent)) == q {
+                            scratch.stats.loop_steps += 1;
+                            node = parent;
+                            continue;
+                        }
                     }
+                    for &parent in parents {
+                        let q2 = dwa.next(q, gss.state(parent));
+                        if q2 != NONE {
+                            scratch.stack.push((parent, q2, live.clone()));
+                        }
+                    }
+                    break;
                 }
             }
         }
