@@ -79,7 +79,7 @@ fn compile(schema: &serde_json::Value) -> Arc<CompiledGrammar> {
 
 fn classes(g: &CompiledGrammar, vocab: &Vocab, use_cache: bool) -> TokenClasses {
     let mut fuel = u64::MAX;
-    TokenClasses::build(g, vocab, 1_000_000, 2, use_cache, &mut fuel).expect("token classes")
+    TokenClasses::build(g, vocab, 1_000_000, 1 << 30, 2, use_cache, &mut fuel).expect("token classes")
 }
 
 #[test]

@@ -1,4 +1,4 @@
-//! Shrunk failures of the property tests, kept as fixed cases.
+//! Shrunk failures of the property tests and other regressions, kept as fixed cases.
 
 mod common;
 
@@ -73,4 +73,24 @@ fn nested_completion_is_found() {
         s.commit_bytes(b"a").unwrap();
     }
     assert!(s.is_accepting());
+}
+
+/// Tokens spanning many lexemes of overlapping terminals grow the walk's
+/// branch sets; past `max_token_walk_bytes` the compile stops with a limit
+/// error naming it (a C-like grammar over DeepSeek-V3 reached 19 GB before).
+#[test]
+fn token_walk_memory_is_bounded() {
+    use glrmask_core::mask::compiled::{StaticLimits, StaticTables};
+    let g = glrmask_core::frontend::parse_glrm(
+        "glrm 1;\nstart s;\nt A = /a+/;\nt B = /a|aa/;\nt C = /(aa)+b?/;\nnt s = (A | B | C)*;\n",
+    )
+    .unwrap();
+    let g = glrmask_core::CompiledGrammar::compile(g, &Default::default()).unwrap();
+    let tokens: Vec<Vec<u8>> = (1..=24).map(|n| vec![b'a'; n]).chain([b"b".to_vec()]).collect();
+    let vocab = common::vocab_of(&tokens);
+    let small = StaticLimits { max_token_walk_bytes: 2_000, threads: 1, ..StaticLimits::default() };
+    let e = StaticTables::build(&g, &vocab, &small).expect_err("over the walk budget");
+    assert_eq!(e.kind(), glrmask_core::ErrorKind::Limit, "{e}");
+    assert!(e.message().contains("max_token_walk_bytes"), "{e}");
+    StaticTables::build(&g, &vocab, &StaticLimits { threads: 1, ..StaticLimits::default() }).expect("default limits");
 }

@@ -207,13 +207,19 @@ struct BranchDfa<'a> {
     outcome_of: Vec<u32>,
     outcomes: Vec<Vec<Outcome>>,
     outcome_ids: FxHashMap<Vec<Outcome>, u32>,
+    /// Approximate bytes held by the sets and their transitions.
+    bytes: usize,
+    /// Past this the walk stops (every step is `DEAD`) and the key fails
+    /// with a limit error: tokens spanning many lexemes of overlapping
+    /// terminals can make the branch sets grow without bound.
+    max_bytes: usize,
 }
 
 const UNKNOWN: u32 = u32::MAX - 1;
 const DEAD: u32 = u32::MAX;
 
 impl<'a> BranchDfa<'a> {
-    fn new(g: &'a CompiledGrammar) -> Self {
+    fn new(g: &'a CompiledGrammar, max_bytes: usize) -> Self {
         BranchDfa {
             g,
             seqs: SeqTrie::new(),
@@ -223,7 +229,18 @@ impl<'a> BranchDfa<'a> {
             outcome_of: Vec::new(),
             outcomes: Vec::new(),
             outcome_ids: FxHashMap::default(),
+            bytes: 0,
+            max_bytes,
         }
+    }
+
+    /// Memory held, with the sequence trie (a node and its index entry).
+    fn held_bytes(&self) -> usize {
+        self.bytes + self.seqs.nodes.len() * 40
+    }
+
+    fn over_budget(&self) -> bool {
+        self.held_bytes() > self.max_bytes
     }
 
     fn intern(&mut self, set: Vec<Branch>) -> u32 {
@@ -231,11 +248,14 @@ impl<'a> BranchDfa<'a> {
             return id;
         }
         let id = self.sets.len() as u32;
+        let set_len = set.len();
         self.sets.push(set.clone());
         self.set_ids.insert(set, id);
         let k = self.g.lexer.dfa.num_classes;
         self.trans.extend(std::iter::repeat_n(UNKNOWN, k));
         self.outcome_of.push(UNKNOWN);
+        // The set twice (list and index key) and its transition row.
+        self.bytes += 2 * (set_len * std::mem::size_of::<Branch>() + 24) + k * 4 + 16;
         id
     }
 
@@ -255,6 +275,9 @@ impl<'a> BranchDfa<'a> {
     /// set), then the byte; a designated branch survives only while its
     /// terminal is still possible.
     fn compute_step(&mut self, s: u32, class: usize) -> u32 {
+        if self.over_budget() {
+            return DEAD; // the key's walk fails in `walk_keys`
+        }
         let lexer = &self.g.lexer;
         let live = &self.g.liveness;
         let mut expanded: Vec<Branch> = Vec::new();
@@ -341,6 +364,8 @@ struct WalkBudget {
     fuel: std::sync::atomic::AtomicU64,
     classes: std::sync::atomic::AtomicUsize,
     max_classes: usize,
+    /// Per worker: the bytes its lazy DFA may hold.
+    max_walk_bytes: usize,
 }
 
 /// What the key walks read: grammar, vocabulary, keys, and the interior
@@ -477,7 +502,7 @@ fn walk_keys(input: &WalkInput, worker: usize, workers: usize, budget: &WalkBudg
     use std::sync::atomic::Ordering;
     let g = input.g;
     let trie = input.vocab.trie();
-    let mut dfa = BranchDfa::new(g);
+    let mut dfa = BranchDfa::new(g, budget.max_walk_bytes);
     let mut stack = vec![0u32; trie.max_depth + 1];
     let mut out = Vec::new();
     let mut local: FxHashMap<u32, usize> = FxHashMap::default();
@@ -504,6 +529,10 @@ fn walk_keys(input: &WalkInput, worker: usize, workers: usize, budget: &WalkBudg
             _ => walk.walk(trie, &g.lexer.dfa.classes, 1, trie.nodes.len()),
         }
         let (classes, visited) = (walk.classes, walk.visited);
+        if dfa.over_budget() {
+            let workers_total = budget.max_walk_bytes.saturating_mul(workers);
+            return Err(Error::limit("max_token_walk_bytes", dfa.held_bytes() * workers, workers_total));
+        }
         let spent = budget.fuel.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |f| Some(f.saturating_sub(visited)));
         if spent.unwrap_or(0) <= visited {
             return Err(Error::limit("static_compile_fuel", 0, 0));
@@ -526,6 +555,7 @@ impl TokenClasses {
         g: &CompiledGrammar,
         vocab: &Vocab,
         max_classes: usize,
+        max_walk_bytes: usize,
         threads: usize,
         use_cache: bool,
         fuel: &mut u64,
@@ -566,6 +596,7 @@ impl TokenClasses {
             fuel: std::sync::atomic::AtomicU64::new(*fuel),
             classes: std::sync::atomic::AtomicUsize::new(0),
             max_classes,
+            max_walk_bytes: max_walk_bytes / threads,
         };
         let input = WalkInput {
             g,

@@ -20,6 +20,8 @@ pub use interior::{InteriorCache, InteriorCacheStats};
 pub struct StaticLimits {
     /// Token classes over all lexer configurations.
     pub max_token_classes: usize,
+    /// Memory of the token-class walks' lazy DFAs (all threads together).
+    pub max_token_walk_bytes: usize,
     pub dwa: DwaLimits,
     /// Work units (trie nodes visited, NFA states expanded). Speed: ~20M/s.
     pub fuel: u64,
@@ -44,6 +46,7 @@ impl Default for StaticLimits {
     fn default() -> Self {
         StaticLimits {
             max_token_classes: 100_000,
+            max_token_walk_bytes: 1 << 30,
             dwa: DwaLimits::default(),
             fuel: 2_000_000_000,
             threads: default_threads(),
@@ -74,8 +77,15 @@ impl StaticTables {
     pub fn build(g: &CompiledGrammar, vocab: &Vocab, limits: &StaticLimits) -> Result<StaticTables> {
         let mut fuel = limits.fuel;
         let t = Instant::now();
-        let classes =
-            TokenClasses::build(g, vocab, limits.max_token_classes, limits.threads, limits.lexeme_cache, &mut fuel)?;
+        let classes = TokenClasses::build(
+            g,
+            vocab,
+            limits.max_token_classes,
+            limits.max_token_walk_bytes,
+            limits.threads,
+            limits.lexeme_cache,
+            &mut fuel,
+        )?;
         let classes_us = t.elapsed().as_micros() as u64;
         let t = Instant::now();
         let dwa = dwa::build(g, &classes, &limits.dwa, &mut fuel)?;
