@@ -206,7 +206,8 @@ class Grammar:
 
         ``whitespace``: ``"compact"`` (no free whitespace, the default) or
         ``"flexible"`` (at most ``max_whitespace`` of ``[ \\t\\n\\r]`` between
-        tokens); ``whitespace_pattern`` overrides it with a regex. ``lenient``
+        tokens and around the value, as RFC 8259 allows); ``whitespace_pattern``
+        overrides it with a regex. ``lenient``
         over-approximates unenforceable keywords and lists them in
         ``ignored_keywords`` (and logs them); otherwise they raise ``SchemaError``
         naming the keyword and its JSON pointer (``.path``).
