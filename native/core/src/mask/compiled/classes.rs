@@ -530,6 +530,7 @@ fn walk_keys(input: &WalkInput, worker: usize, workers: usize, budget: &WalkBudg
         }
         let (classes, visited) = (walk.classes, walk.visited);
         if dfa.over_budget() {
+            // Reported against the configured total: this worker's share, scaled.
             let workers_total = budget.max_walk_bytes.saturating_mul(workers);
             return Err(Error::limit("max_token_walk_bytes", dfa.held_bytes() * workers, workers_total));
         }
