@@ -39,6 +39,22 @@ fn main() {
             match result {
                 Ok(c) => {
                     let st = &c.static_tables.as_ref().expect("Static").stats;
+                    if std::env::var("CHECK_STATS").is_ok() {
+                        let dwa = &c.static_tables.as_ref().unwrap().dwa;
+                        let sizes: Vec<usize> = dwa.check_sets.iter().map(|s| s.len()).collect();
+                        let nts: Vec<usize> =
+                            dwa.check_sets.iter().map(|s| s.chunk_by(|a, b| a.0 == b.0).count()).collect();
+                        let per_state: Vec<usize> = dwa
+                            .states
+                            .iter()
+                            .map(|q| q.checks.iter().map(|&(set, _)| sizes[set as usize]).sum())
+                            .collect();
+                        println!("check sets {} bits total {} max {} nts max {} mean {:.1}; per state bits max {} mean {:.1}; checks per state max {}",
+                            sizes.len(), sizes.iter().sum::<usize>(), sizes.iter().max().unwrap_or(&0), nts.iter().max().unwrap_or(&0),
+                            nts.iter().sum::<usize>() as f64 / nts.len().max(1) as f64,
+                            per_state.iter().max().unwrap_or(&0), per_state.iter().sum::<usize>() as f64 / per_state.len().max(1) as f64,
+                            dwa.states.iter().map(|q| q.checks.len()).max().unwrap_or(0));
+                    }
                     println!(
                         "{path} {round}: total {:.1} ms, grammar {:.1} ms, classes {:.1} ms, dwa {:.1} ms, \
                          {} DWA states, {} weights ({} KiB)",

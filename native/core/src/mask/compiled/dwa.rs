@@ -37,10 +37,10 @@ use std::rc::Rc;
 use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::classes::{SeqId, TokenClasses, ROOT_SEQ};
+use super::weights::{Accumulator, ClassSet};
 use crate::compile::CompiledGrammar;
 use crate::error::{Error, Result};
 use crate::ids::{LrStateId, NonterminalId};
-use crate::sets::BitSet;
 
 pub const NONE: u32 = u32::MAX;
 
@@ -86,7 +86,8 @@ pub struct ParserDwa {
     /// First read: LR state of the top node → DWA state.
     pub start: Vec<u32>,
     pub states: Vec<DwaState>,
-    pub weights: Vec<BitSet>,
+    /// Interned class sets (see `weights`).
+    pub weights: Vec<ClassSet>,
     /// Sorted `(nonterminal, lexical state)` summary bits, by check set id.
     pub check_sets: Vec<Vec<(NonterminalId, u32)>>,
 }
@@ -102,7 +103,7 @@ impl ParserDwa {
     }
 
     pub fn weight_bytes(&self) -> usize {
-        self.weights.iter().map(|w| w.words().len() * 4).sum()
+        self.weights.iter().map(ClassSet::heap_bytes).sum()
     }
 }
 
@@ -110,7 +111,7 @@ impl ParserDwa {
 pub struct DwaLimits {
     pub max_dwa_states: usize,
     pub max_nfa_states: usize,
-    /// Bytes of class-set weights, estimated before they are allocated.
+    /// Bytes of the interned class-set weights.
     pub max_weight_bytes: usize,
 }
 
@@ -140,8 +141,11 @@ struct Builder<'a> {
     /// Persistent pushed stacks: `(parent, state, length)`; 0 is empty.
     stacks: Vec<(u32, LrStateId, u32)>,
     stack_ids: FxHashMap<(u32, LrStateId), u32>,
-    weights: Vec<BitSet>,
-    weight_ids: FxHashMap<BitSet, u32>,
+    weights: Vec<ClassSet>,
+    weight_ids: FxHashMap<ClassSet, u32>,
+    weight_bytes: usize,
+    /// Scratch for unions of weights.
+    acc: Accumulator,
     /// Per sequence node: `(lexical state, weight)` finals.
     finals: Vec<Vec<(u32, u32)>>,
     /// Per sequence node: weight of every class below it.
@@ -168,14 +172,6 @@ struct Builder<'a> {
 
 pub fn build(g: &CompiledGrammar, classes: &TokenClasses, limits: &DwaLimits, fuel: &mut u64) -> Result<ParserDwa> {
     let k = classes.num_classes();
-    // One class set per sequence node (futures) and per final: refuse before
-    // allocating when that cannot fit (e.g. one terminal per character makes
-    // every token its own class).
-    let finals: usize = classes.outcomes.iter().map(|o| o.len()).sum();
-    let estimate = (classes.seqs.len() + finals).saturating_mul(k.div_ceil(32) * 4);
-    if estimate > limits.max_weight_bytes {
-        return Err(Error::limit("max_weight_bytes", estimate, limits.max_weight_bytes));
-    }
     let mut gotos_by_nt = vec![Vec::new(); g.normal.nonterminals.len()];
     for (p, state) in g.lr.states.iter().enumerate() {
         for &(a, q) in &state.gotos {
@@ -191,6 +187,8 @@ pub fn build(g: &CompiledGrammar, classes: &TokenClasses, limits: &DwaLimits, fu
         stack_ids: FxHashMap::default(),
         weights: Vec::new(),
         weight_ids: FxHashMap::default(),
+        weight_bytes: 0,
+        acc: Accumulator::new(k),
         finals: vec![Vec::new(); classes.seqs.len()],
         future_of_seq: vec![0; classes.seqs.len()],
         closures: FxHashMap::default(),
@@ -207,42 +205,73 @@ pub fn build(g: &CompiledGrammar, classes: &TokenClasses, limits: &DwaLimits, fu
         fuel,
     };
     // Final weights per (sequence, lexical state).
-    let mut by_final: FxHashMap<(SeqId, u32), BitSet> = FxHashMap::default();
+    let mut by_final: FxHashMap<(SeqId, u32), Vec<u32>> = FxHashMap::default();
     for (class, outs) in classes.outcomes.iter().enumerate() {
         for &(seq, f) in outs {
-            by_final.entry((seq, f)).or_insert_with(|| BitSet::new(k)).insert(class);
+            by_final.entry((seq, f)).or_default().push(class as u32);
         }
     }
     let mut keys: Vec<(SeqId, u32)> = by_final.keys().copied().collect();
     keys.sort_unstable();
-    let mut future_sets: Vec<BitSet> = (0..classes.seqs.len()).map(|_| BitSet::new(k)).collect();
     for key in keys {
-        let set = by_final.remove(&key).expect("present");
-        future_sets[key.0 as usize].union_with(&set);
-        let w = b.weight(set);
+        for class in by_final.remove(&key).expect("present") {
+            b.acc.insert(class);
+        }
+        let set = b.acc.take();
+        let w = b.weight(set)?;
         b.finals[key.0 as usize].push((key.1, w));
     }
     // Children are created after their parents: fold futures upwards.
-    for s in (1..classes.seqs.len()).rev() {
-        let parent = classes.seqs.nodes[s].0 as usize;
-        let child = future_sets[s].clone();
-        future_sets[parent].union_with(&child);
-    }
-    for (s, set) in future_sets.into_iter().enumerate() {
-        b.future_of_seq[s] = b.weight(set);
+    for s in (0..classes.seqs.len()).rev() {
+        let below: Vec<u32> = b.finals[s]
+            .iter()
+            .map(|&(_, w)| w)
+            .chain(classes.seqs.children[s].iter().map(|&c| b.future_of_seq[c as usize]))
+            .collect();
+        b.future_of_seq[s] = b.union_or_empty(below)?;
     }
     b.run()
 }
 
 impl Builder<'_> {
-    fn weight(&mut self, set: BitSet) -> u32 {
+    fn weight(&mut self, set: ClassSet) -> Result<u32> {
         if let Some(&id) = self.weight_ids.get(&set) {
-            return id;
+            return Ok(id);
+        }
+        // Each set is stored twice: in the table and as the interning key.
+        self.weight_bytes += 2 * set.heap_bytes() + 64;
+        if self.weight_bytes > self.limits.max_weight_bytes {
+            return Err(Error::limit("max_weight_bytes", self.weight_bytes, self.limits.max_weight_bytes));
         }
         let id = self.weights.len() as u32;
         self.weights.push(set.clone());
         self.weight_ids.insert(set, id);
-        id
+        Ok(id)
+    }
+
+    /// As `union`, with the empty set's id for an empty `ws`.
+    fn union_or_empty(&mut self, ws: Vec<u32>) -> Result<u32> {
+        match self.union(ws)? {
+            NONE => self.weight(ClassSet::empty()),
+            w => Ok(w),
+        }
+    }
+
+    /// The interned union of weights `ws` (`NONE` when `ws` is empty).
+    fn union(&mut self, mut ws: Vec<u32>) -> Result<u32> {
+        ws.sort_unstable();
+        ws.dedup();
+        match ws[..] {
+            [] => Ok(NONE),
+            [w] => Ok(w),
+            _ => {
+                for &w in &ws {
+                    self.acc.add(&self.weights[w as usize]);
+                }
+                let set = self.acc.take();
+                self.weight(set)
+            }
+        }
     }
 
     fn sym(&mut self, s: Sym) -> Result<u32> {
@@ -541,9 +570,8 @@ impl Builder<'_> {
             i += 1;
             let mut wildcard = Vec::new();
             let mut specific: FxHashMap<u32, Vec<u32>> = FxHashMap::default();
-            let mut accept: Option<BitSet> = None;
-            let mut checks: FxHashMap<u32, BitSet> = FxHashMap::default();
-            let k = self.classes.num_classes();
+            let mut accept: Vec<u32> = Vec::new();
+            let mut checks: FxHashMap<u32, Vec<u32>> = FxHashMap::default();
             let mut futures: Vec<u32> = Vec::with_capacity(set.len());
             for &x in &set {
                 futures.push(self.future_of(x));
@@ -556,21 +584,10 @@ impl Builder<'_> {
                             specific.entry(*p).or_default().extend_from_slice(c);
                         }
                     }
-                    Job::Check { set, w, .. } => {
-                        checks.entry(set).or_insert_with(|| BitSet::new(k)).union_with(&self.weights[w as usize]);
-                    }
-                    Job::Accept { w } => {
-                        accept.get_or_insert_with(|| BitSet::new(k)).union_with(&self.weights[w as usize]);
-                    }
+                    Job::Check { set, w, .. } => checks.entry(set).or_default().push(w),
+                    Job::Accept { w } => accept.push(w),
                     Job::Seq(_) | Job::Shift(_) => unreachable!("closures hold stable states only"),
                 }
-            }
-            // NFA states share futures (one per sequence node): union each once.
-            futures.sort_unstable();
-            futures.dedup();
-            let mut future = BitSet::new(k);
-            for w in futures {
-                future.union_with(&self.weights[w as usize]);
             }
             wildcard.sort_unstable();
             wildcard.dedup();
@@ -583,17 +600,13 @@ impl Builder<'_> {
                 spec.push((p, intern(targets, &mut sets, max)?));
             }
             spec.sort_unstable();
-            let accept = match accept {
-                Some(set) => self.weight(set),
-                None => NONE,
-            };
+            let accept = self.union(accept)?;
             let mut check_list: Vec<(u32, u32)> = Vec::new();
-            for (set, weight) in checks {
-                let w = self.weight(weight);
-                check_list.push((set, w));
+            for (set, ws) in checks {
+                check_list.push((set, self.union(ws)?));
             }
             check_list.sort_unstable();
-            let future = self.weight(future);
+            let future = self.union_or_empty(futures)?;
             states.push(DwaState { default, specific: spec, accept, checks: check_list, future });
         }
         Ok(ParserDwa { start, states, weights: self.weights, check_sets: self.check_sets })

@@ -6,6 +6,7 @@ pub mod classes;
 pub mod dwa;
 pub mod interior;
 pub mod runtime;
+pub mod weights;
 
 use std::time::Instant;
 

@@ -14,6 +14,7 @@ use rustc_hash::FxHashMap;
 
 use super::classes::TokenClasses;
 use super::dwa::{ParserDwa, NONE};
+use super::weights::{add_masked_bits, Accumulator};
 use crate::glr::{Gss, Head, Parser};
 use crate::ids::NodeId;
 use crate::sets::BitSet;
@@ -28,6 +29,28 @@ pub struct StaticScratch {
     /// different configurations carry disjoint ranges, stored relative to their start).
     seen: FxHashMap<(NodeId, u32, u32), Vec<u32>>,
     stack: Vec<(NodeId, u32, Vec<u32>)>,
+    /// The classes of the summary checks that pass at (node, DWA state):
+    /// every key of a head walks the same frames with the same DWA states,
+    /// only its classes differ, so each frame's checks are read once per
+    /// mask and their weights OR-ed into one set, not once per key.
+    passing: FxHashMap<(NodeId, u32), Passing>,
+    /// Words of the `Passing::Bits` unions.
+    passing_bits: Vec<u32>,
+    acc: Option<Accumulator>,
+}
+
+#[derive(Copy, Clone, Debug)]
+enum Passing {
+    None,
+    /// One weight passes.
+    Weight(u32),
+    /// Several do: their union, `len` words of `passing_bits` from `at`,
+    /// starting with class word `first`.
+    Bits {
+        first: u32,
+        at: u32,
+        len: u32,
+    },
 }
 
 #[derive(Default, Clone, Debug)]
@@ -51,25 +74,6 @@ fn set_range(words: &mut [u32], lo: usize, hi: usize) {
     }
 }
 
-/// A class set restricted to the word range `[lo, lo + words.len())`.
-fn intersect(live: &mut [u32], lo: usize, weight: &BitSet) -> bool {
-    let w = &weight.words()[lo..lo + live.len()];
-    let mut any = 0;
-    for (a, b) in live.iter_mut().zip(w) {
-        *a &= *b;
-        any |= *a;
-    }
-    any != 0
-}
-
-fn add_masked(result: &mut BitSet, live: &[u32], lo: usize, weight: &BitSet) {
-    let w = &weight.words()[lo..lo + live.len()];
-    let r = &mut result.words_mut()[lo..lo + live.len()];
-    for ((r, a), b) in r.iter_mut().zip(live).zip(w) {
-        *r |= a & b;
-    }
-}
-
 pub fn static_mask(
     parser: Parser<'_>,
     gss: &Gss,
@@ -86,6 +90,11 @@ pub fn static_mask(
     }
     scratch.result.clear();
     scratch.seen.clear();
+    scratch.passing.clear();
+    scratch.passing_bits.clear();
+    if scratch.acc.as_ref().is_none_or(|a| a.classes() != k) {
+        scratch.acc = Some(Accumulator::new(k));
+    }
     scratch.stats = WalkStats { heads: heads.len(), ..Default::default() };
     for h in heads {
         for &key in &classes.config_keys[h.config.index()] {
@@ -119,18 +128,38 @@ pub fn static_mask(
                 }
                 scratch.stats.steps += 1;
                 let state = &dwa.states[q as usize];
-                if !intersect(&mut live, lo_w, &dwa.weights[state.future as usize]) {
+                if !dwa.weights[state.future as usize].intersect(&mut live, lo_w) {
                     continue;
                 }
                 if state.accept != NONE {
-                    add_masked(&mut scratch.result, &live, lo_w, &dwa.weights[state.accept as usize]);
+                    dwa.weights[state.accept as usize].add_masked(scratch.result.words_mut(), &live, lo_w);
                 }
                 let mut node = node;
                 loop {
-                    for &(set, w) in &state.checks {
-                        let bits = &dwa.check_sets[set as usize];
-                        if bits.iter().any(|&(nt, lex)| parser.summary_bit(gss, node, nt, lex as usize)) {
-                            add_masked(&mut scratch.result, &live, lo_w, &dwa.weights[w as usize]);
+                    if !state.checks.is_empty() {
+                        let (bits, acc) = (&mut scratch.passing_bits, scratch.acc.as_mut().expect("made above"));
+                        let passing = *scratch.passing.entry((node, q)).or_insert_with(|| {
+                            let mut pass = state.checks.iter().filter(|&&(set, _)| {
+                                let set = &dwa.check_sets[set as usize];
+                                set.iter().any(|&(nt, lex)| parser.summary_bit(gss, node, nt, lex as usize))
+                            });
+                            let Some(&(_, w)) = pass.next() else { return Passing::None };
+                            let Some(&(_, w2)) = pass.next() else { return Passing::Weight(w) };
+                            for w in [w, w2].into_iter().chain(pass.map(|&(_, w)| w)) {
+                                acc.add(&dwa.weights[w as usize]);
+                            }
+                            let at = bits.len();
+                            let first = acc.take_bits(bits);
+                            Passing::Bits { first: first as u32, at: at as u32, len: (bits.len() - at) as u32 }
+                        });
+                        let result = scratch.result.words_mut();
+                        match passing {
+                            Passing::None => {}
+                            Passing::Weight(w) => dwa.weights[w as usize].add_masked(result, &live, lo_w),
+                            Passing::Bits { first, at, len } => {
+                                let union = &scratch.passing_bits[at as usize..(at + len) as usize];
+                                add_masked_bits(result, &live, lo_w, first as usize, union);
+                            }
                         }
                     }
                     let parents = &gss.node(node).parents;
