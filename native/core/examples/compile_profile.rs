@@ -3,8 +3,11 @@
 //! profiling compiles (`perf record` this binary):
 //!
 //! ```text
-//! cargo run --release -p glrmask-core --example compile_profile -- tokenizer.json [--flexible] [--any-order] schema.json...
+//! cargo run --release -p glrmask-core --example compile_profile -- tokenizer.json [--flexible] [--any-order] [--shared-cache] schema.json...
 //! ```
+//!
+//! `--shared-cache`: compile each schema once, in order, keeping the cache
+//! (the benchmark's warm compile: other schemas filled it).
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -28,8 +31,14 @@ fn main() {
     for path in args[1..].iter().filter(|a| !a.starts_with("--")) {
         let schema: serde_json::Value =
             serde_json::from_str(&std::fs::read_to_string(path).expect("schema file")).expect("JSON");
-        vocab.interior_cache().clear();
-        for round in ["cold", "warm"] {
+        // `--shared-cache`: one round per schema, the cache kept from the
+        // schemas before (as a server compiling new schemas sees it).
+        let shared = args.iter().any(|a| a == "--shared-cache");
+        if !shared {
+            vocab.interior_cache().clear();
+        }
+        let rounds: &[&str] = if shared { &["shared"] } else { &["cold", "warm"] };
+        for &round in rounds {
             let t = Instant::now();
             let compiled = json_schema_grammar(&schema, &options)
                 .and_then(|(g, _)| CompiledGrammar::compile(g, &CompileLimits::default()));

@@ -19,6 +19,10 @@ impl BitSet {
         fresh
     }
     #[inline]
+    pub fn remove(&mut self, i: usize) {
+        self.words[i / 32] &= !(1 << (i % 32));
+    }
+    #[inline]
     pub fn contains(&self, i: usize) -> bool {
         self.words.get(i / 32).is_some_and(|w| w & (1 << (i % 32)) != 0)
     }

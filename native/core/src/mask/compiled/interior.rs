@@ -12,6 +12,14 @@
 //! What the grammar decides — whether the lexeme may end, and what follows —
 //! stays per grammar: the cache records where the terminal first accepts
 //! (*exits*), and the caller walks those subtrees through the whole lexer.
+//!
+//! A miss builds the interiors of *every* state of the shape in one walk of
+//! the trie ([`Interior::build_all`]): the walk carries the tuple of states
+//! reached from each start, and tuples are interned, so starts that agree
+//! after a byte or two (a JSON object's "any other key" terminal has a state
+//! per prefix of the schema's property names, nearly all of which fall into
+//! the plain string state after one byte) cost one walk, not one each. A
+//! grammar's lexemes in progress need most states of their shapes anyway.
 
 use std::sync::{Arc, Mutex};
 
@@ -31,7 +39,10 @@ pub struct TerminalShape {
     pub canon: Vec<u32>,
 }
 
+/// Not a canonical id: a dead state of the terminal's DFA.
 const DEAD: u32 = u32::MAX;
+/// The terminal DFA's dead state, in the tuples of [`Interior::build_all`].
+const DFA_DEAD: u32 = crate::lexer::dfa::DEAD;
 
 impl TerminalShape {
     /// Minimal DFAs with equal byte classes get equal keys exactly when they
@@ -71,7 +82,8 @@ pub struct InteriorGroup {
     /// The end state, as a canonical id (0: the terminal's start).
     pub end: u32,
     pub representative: TokenId,
-    pub tokens: TokenSet,
+    /// Shared between the starts whose walks agree on these tokens.
+    pub tokens: Arc<TokenSet>,
 }
 
 /// The vocabulary walk through one lexeme shape.
@@ -83,27 +95,25 @@ pub struct Interior {
     /// tokens continue: the lexeme may end there (the root when the shape's
     /// start accepts), so their subtrees need the whole lexer.
     pub exits: Vec<u32>,
-    /// Trie nodes visited to build this.
-    pub work: u64,
 }
 
 impl Interior {
+    /// The interior from one state (the oracle of `build_all`).
+    #[cfg(test)]
     fn build(dfa: &TermDfa, shape: &TerminalShape, from: u32, trie: &Trie, vocab_len: usize) -> Interior {
         if dfa.accept[from as usize] {
-            return Interior { groups: Vec::new(), exits: vec![0], work: 1 };
+            return Interior { groups: Vec::new(), exits: vec![0] };
         }
         let nc = dfa.num_classes;
         let nodes = &trie.nodes;
         let mut stack = vec![from; trie.max_depth + 1];
         let mut by_state: FxHashMap<u32, Vec<u32>> = FxHashMap::default();
         let mut exits = Vec::new();
-        let mut work = 0u64;
         let mut i = 1;
         while i < nodes.len() {
             let node = nodes[i];
             let d = node.depth as usize;
             let s = dfa.trans[stack[d - 1] as usize * nc + dfa.classes[node.byte as usize] as usize];
-            work += 1;
             if !dfa.live[s as usize] {
                 i = node.subtree_end as usize;
                 continue;
@@ -124,11 +134,192 @@ impl Interior {
             .map(|(s, ids)| InteriorGroup {
                 end: shape.canon[s as usize],
                 representative: TokenId(ids[0]),
-                tokens: TokenSet::from_ids(ids, vocab_len),
+                tokens: Arc::new(TokenSet::from_ids(ids, vocab_len)),
             })
             .collect();
         groups.sort_by_key(|g| g.end);
-        Interior { groups, exits, work }
+        Interior { groups, exits }
+    }
+
+    /// The interior from every live state of `dfa`, by canonical id, in one
+    /// walk of the trie (see the module doc). Equal, state by state, to
+    /// [`Interior::build`] (up to which group token is the representative).
+    fn build_all(dfa: &TermDfa, shape: &TerminalShape, trie: &Trie, vocab_len: usize) -> (Vec<Option<Interior>>, u64) {
+        const GONE: u32 = u32::MAX;
+        let nc = dfa.num_classes;
+        let m = shape.canon.iter().filter(|&&c| c != DEAD).count();
+        let mut out: Vec<Option<Interior>> = (0..m).map(|_| None).collect();
+        // Starts: the live states that do not accept (an accepting start's
+        // interior is its root exit), in canonical order.
+        let mut starts: Vec<u32> = Vec::new();
+        for (s, &c) in shape.canon.iter().enumerate() {
+            if c == DEAD {
+                continue;
+            }
+            if dfa.accept[s] {
+                out[c as usize] = Some(Interior { groups: Vec::new(), exits: vec![0] });
+            } else {
+                starts.push(s as u32);
+            }
+        }
+        starts.sort_by_key(|&s| shape.canon[s as usize]);
+        let n = starts.len();
+        if n == 0 {
+            return (out, 1);
+        }
+        // Interned tuples (a DFA state per start, `DEAD` once its walk left
+        // the lexeme or exited), their byte-class moves (`GONE`: all dead),
+        // and the tuple with accepting members killed (they exit there).
+        let mut tuples: Vec<u32> = starts.clone();
+        let mut ids: FxHashMap<Box<[u32]>, u32> = FxHashMap::default();
+        ids.insert(starts.clone().into_boxed_slice(), 0);
+        let mut moves: Vec<u32> = vec![GONE - 1; nc];
+        let mut after_exit: Vec<u32> = vec![GONE - 1];
+        // Per tuple, the members that accept (they exit below nodes with children).
+        let accepting_of = |t: &[u32]| -> Box<[u32]> {
+            t.iter().enumerate().filter(|&(_, &s)| dfa.accept[s as usize]).map(|(k, _)| k as u32).collect()
+        };
+        let mut accepting: Vec<Box<[u32]>> = vec![accepting_of(&starts)];
+        let mut intern = |t: Vec<u32>,
+                          tuples: &mut Vec<u32>,
+                          moves: &mut Vec<u32>,
+                          after_exit: &mut Vec<u32>,
+                          accepting: &mut Vec<Box<[u32]>>| {
+            if t.iter().all(|&s| s == DFA_DEAD) {
+                return GONE;
+            }
+            let next = (tuples.len() / n) as u32;
+            *ids.entry(t.into_boxed_slice()).or_insert_with_key(|t| {
+                tuples.extend_from_slice(t);
+                moves.extend(std::iter::repeat_n(GONE - 1, nc));
+                after_exit.push(GONE - 1);
+                accepting.push(accepting_of(t));
+                next
+            })
+        };
+        let nodes = &trie.nodes;
+        let mut stack = vec![0u32; trie.max_depth + 1];
+        let mut by_tuple: FxHashMap<u32, Vec<u32>> = FxHashMap::default();
+        let mut exits: Vec<Vec<u32>> = vec![Vec::new(); n];
+        let mut work = 0u64;
+        let mut i = 1;
+        while i < nodes.len() {
+            let node = nodes[i];
+            let d = node.depth as usize;
+            let from = stack[d - 1] as usize;
+            let class = dfa.classes[node.byte as usize] as usize;
+            work += 1;
+            let mut t = moves[from * nc + class];
+            if t == GONE - 1 {
+                let next: Vec<u32> = tuples[from * n..(from + 1) * n]
+                    .iter()
+                    .map(|&s| {
+                        let s2 = dfa.trans[s as usize * nc + class];
+                        if dfa.live[s2 as usize] {
+                            s2
+                        } else {
+                            DFA_DEAD
+                        }
+                    })
+                    .collect();
+                t = intern(next, &mut tuples, &mut moves, &mut after_exit, &mut accepting);
+                moves[from * nc + class] = t;
+            }
+            if t == GONE {
+                i = node.subtree_end as usize;
+                continue;
+            }
+            if node.tokens_end > node.tokens_start {
+                by_tuple.entry(t).or_default().extend(trie.tokens(&node).iter().map(|t| t.0));
+            }
+            if node.subtree_end as usize > i + 1 && !accepting[t as usize].is_empty() {
+                for &k in accepting[t as usize].iter() {
+                    exits[k as usize].push(i as u32);
+                }
+                let mut t2 = after_exit[t as usize];
+                if t2 == GONE - 1 {
+                    let members = &tuples[t as usize * n..(t as usize + 1) * n];
+                    let killed: Vec<u32> =
+                        members.iter().map(|&s| if dfa.accept[s as usize] { DFA_DEAD } else { s }).collect();
+                    t2 = intern(killed, &mut tuples, &mut moves, &mut after_exit, &mut accepting);
+                    after_exit[t as usize] = t2;
+                }
+                if t2 == GONE {
+                    i = node.subtree_end as usize;
+                    continue;
+                }
+                t = t2;
+            }
+            stack[d] = t;
+            i += 1;
+        }
+        // Per start and end state, the tuples that give it tokens (each
+        // token is in one tuple: the one at its trie node). A group is the
+        // tuples' lists joined, or — when that is smaller to write — every
+        // token that ends in that state from some start, minus the tuples
+        // where this start does not: walks that fall into a common state
+        // (a string's plain interior) differ from each other in few tokens.
+        let mut sets: FxHashMap<u32, Arc<TokenSet>> = FxHashMap::default();
+        let mut groups: Vec<FxHashMap<u32, Vec<u32>>> = vec![FxHashMap::default(); n];
+        let mut with_state: FxHashMap<u32, Vec<u32>> = FxHashMap::default();
+        let mut ending_in: FxHashMap<u32, crate::sets::BitSet> = FxHashMap::default();
+        let mut tuple_ids: Vec<u32> = by_tuple.keys().copied().collect();
+        tuple_ids.sort_unstable();
+        for &t in &tuple_ids {
+            let members = &tuples[t as usize * n..(t as usize + 1) * n];
+            for (k, &s) in members.iter().enumerate() {
+                if s != DFA_DEAD {
+                    groups[k].entry(s).or_default().push(t);
+                    let list = with_state.entry(s).or_default();
+                    if list.last() != Some(&t) {
+                        list.push(t);
+                    }
+                }
+            }
+        }
+        let size = |ts: &[u32]| ts.iter().map(|t| by_tuple[t].len()).sum::<usize>();
+        for (k, (by_end, exits)) in groups.into_iter().zip(exits).enumerate() {
+            let mut list: Vec<InteriorGroup> = by_end
+                .into_iter()
+                .map(|(s, ts)| {
+                    let tokens = match ts[..] {
+                        [t] => sets
+                            .entry(t)
+                            .or_insert_with(|| Arc::new(TokenSet::from_ids(by_tuple[&t].clone(), vocab_len)))
+                            .clone(),
+                        _ => {
+                            let all = &with_state[&s];
+                            let missing: Vec<u32> =
+                                all.iter().copied().filter(|t| ts.binary_search(t).is_err()).collect();
+                            if size(&ts) <= size(&missing) {
+                                let ids: Vec<u32> = ts.iter().flat_map(|t| by_tuple[t].iter().copied()).collect();
+                                Arc::new(TokenSet::from_ids(ids, vocab_len))
+                            } else {
+                                let mut bits = ending_in
+                                    .entry(s)
+                                    .or_insert_with(|| {
+                                        let mut bits = crate::sets::BitSet::new(vocab_len);
+                                        for &id in all.iter().flat_map(|t| &by_tuple[t]) {
+                                            bits.insert(id as usize);
+                                        }
+                                        bits
+                                    })
+                                    .clone();
+                                for &id in missing.iter().flat_map(|t| &by_tuple[t]) {
+                                    bits.remove(id as usize);
+                                }
+                                Arc::new(TokenSet::Bits(bits))
+                            }
+                        }
+                    };
+                    InteriorGroup { end: shape.canon[s as usize], representative: TokenId(by_tuple[&ts[0]][0]), tokens }
+                })
+                .collect();
+            list.sort_by_key(|g| g.end);
+            let c = shape.canon[starts[k] as usize] as usize;
+            out[c] = Some(Interior { groups: list, exits });
+        }
+        (out, work)
     }
 
     fn bytes(&self) -> usize {
@@ -228,23 +419,32 @@ impl InteriorCache {
         } {
             return (found, 0);
         }
-        let built = Arc::new(Interior::build(dfa, shape, from, trie, vocab_len));
-        let size = built.bytes();
+        let (all, work) = Interior::build_all(dfa, shape, trie, vocab_len);
         let mut inner = self.lock();
         inner.stats.misses += 1;
-        if size <= self.max_bytes {
+        let mut wanted = None;
+        for (c, interior) in all.into_iter().enumerate() {
+            let Some(interior) = interior else { continue };
+            let interior = Arc::new(interior);
+            if c as u32 == entry.1 {
+                wanted = Some(interior.clone());
+            }
+            let size = interior.bytes();
+            if size > self.max_bytes {
+                continue;
+            }
             if inner.stats.bytes + size > self.max_bytes {
                 inner.map.clear();
                 inner.slots.clear();
                 inner.stats.bytes = 0;
             }
-            if inner.map.insert(entry, built.clone()).is_none() {
+            if inner.map.insert((slot, c as u32), interior).is_none() {
                 inner.stats.bytes += size;
             }
-            inner.stats.entries = inner.map.len();
         }
-        let work = built.work;
-        (built, work)
+        inner.stats.entries = inner.map.len();
+        let wanted = wanted.expect("the requested state is live");
+        (wanted, work.max(1))
     }
 
     pub fn stats(&self) -> InteriorCacheStats {
@@ -258,5 +458,61 @@ impl InteriorCache {
         inner.slots.clear();
         inner.stats.bytes = 0;
         inner.stats.entries = 0;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+    use regex_syntax::ParserBuilder;
+
+    use super::*;
+    use crate::grammar::pattern::Pattern;
+    use crate::vocab::{TokenDef, Vocab};
+
+    /// Terminals like the JSON front end's: a string minus some keys, bounded
+    /// strings, numbers, literals.
+    const PATTERNS: &[&str] =
+        &[r#""([^"\\]|\\.)*""#, r#""[a-c]{0,5}""#, r#"-?(0|[1-9][0-9]*)(\.[0-9]+)?"#, r#"ab|abc|b+"#, r#"[ab]*c[ab]*"#];
+
+    fn tokens() -> impl Strategy<Value = Vec<Vec<u8>>> {
+        let byte = prop::sample::select(b"\"\\abc019.-x ".to_vec());
+        prop::collection::vec(prop::collection::vec(byte, 1..6), 1..60)
+    }
+
+    proptest! {
+        #[test]
+        fn one_walk_for_all_states_equals_a_walk_per_state(p in 0..PATTERNS.len() + 1, toks in tokens()) {
+            let pattern = if p < PATTERNS.len() {
+                Pattern::Hir(ParserBuilder::new().utf8(false).build().parse(PATTERNS[p]).unwrap())
+            } else {
+                // A string that is none of a few keys: a state per key prefix.
+                let string = Pattern::Hir(ParserBuilder::new().utf8(false).build().parse(PATTERNS[0]).unwrap());
+                let keys = ["\"abc\"", "\"ab\"", "\"b1\""].map(|k| Pattern::literal(k.as_bytes()));
+                Pattern::And(vec![string, Pattern::Not(Box::new(Pattern::Alt(keys.to_vec())))])
+            };
+            let dfa = TermDfa::from_pattern(&pattern, 10_000).unwrap();
+            let shape = TerminalShape::new(&dfa);
+            let vocab = Vocab::new(toks.into_iter().map(TokenDef::Bytes).collect()).unwrap();
+            let trie = vocab.trie();
+            let (all, _) = Interior::build_all(&dfa, &shape, trie, vocab.len());
+            let view = |i: &Interior| -> (Vec<(u32, Vec<usize>)>, Vec<u32>) {
+                let groups = i.groups.iter().map(|g| {
+                    let mut bits = crate::sets::BitSet::new(vocab.len());
+                    g.tokens.or_into(&mut bits);
+                    assert!(bits.contains(g.representative.0 as usize), "the representative is in its group");
+                    (g.end, bits.iter().collect())
+                });
+                (groups.collect(), i.exits.clone())
+            };
+            for (s, &c) in shape.canon.iter().enumerate() {
+                if c == DEAD {
+                    continue;
+                }
+                let one = Interior::build(&dfa, &shape, s as u32, trie, vocab.len());
+                let batch = all[c as usize].as_ref().expect("every live state");
+                prop_assert_eq!(view(batch), view(&one), "state {} (canonical {})", s, c);
+            }
+        }
     }
 }
