@@ -97,6 +97,97 @@ pub struct Interior {
     pub exits: Vec<u32>,
 }
 
+/// No tuple: every walk of [`Interior::build_all`] is dead or has exited.
+const GONE: u32 = u32::MAX;
+/// A move or an exit not computed yet.
+const UNSEEN: u32 = u32::MAX - 1;
+
+/// The interned tuples of [`Interior::build_all`]: a DFA state per start
+/// (`DFA_DEAD` once its walk left the lexeme or exited), with their
+/// byte-class moves and the tuple after their accepting members exit
+/// memoised, so a trie node costs one table lookup once seen.
+struct Tuples {
+    /// Starts per tuple.
+    n: usize,
+    nc: usize,
+    /// Tuple `t` is `rows[t * n..(t + 1) * n]`.
+    rows: Vec<u32>,
+    ids: FxHashMap<Box<[u32]>, u32>,
+    /// `moves[t * nc + class]`.
+    moves: Vec<u32>,
+    after_exit: Vec<u32>,
+    /// Per tuple, the members that accept (they exit below nodes with children).
+    accepting: Vec<Box<[u32]>>,
+}
+
+impl Tuples {
+    /// The table with tuple 0 = `starts`.
+    fn new(dfa: &TermDfa, starts: Vec<u32>) -> Tuples {
+        let mut tuples = Tuples {
+            n: starts.len(),
+            nc: dfa.num_classes,
+            rows: Vec::new(),
+            ids: FxHashMap::default(),
+            moves: Vec::new(),
+            after_exit: Vec::new(),
+            accepting: Vec::new(),
+        };
+        tuples.intern(dfa, starts);
+        tuples
+    }
+
+    fn row(&self, t: u32) -> &[u32] {
+        &self.rows[t as usize * self.n..(t as usize + 1) * self.n]
+    }
+
+    fn intern(&mut self, dfa: &TermDfa, t: Vec<u32>) -> u32 {
+        if t.iter().all(|&s| s == DFA_DEAD) {
+            return GONE;
+        }
+        if let Some(&id) = self.ids.get(&t[..]) {
+            return id;
+        }
+        let id = self.after_exit.len() as u32;
+        self.rows.extend_from_slice(&t);
+        self.moves.extend(std::iter::repeat_n(UNSEEN, self.nc));
+        self.after_exit.push(UNSEEN);
+        self.accepting
+            .push(t.iter().enumerate().filter(|&(_, &s)| dfa.accept[s as usize]).map(|(k, _)| k as u32).collect());
+        self.ids.insert(t.into_boxed_slice(), id);
+        id
+    }
+
+    /// Tuple `t` after a byte of class `class`.
+    fn step(&mut self, dfa: &TermDfa, t: u32, class: usize) -> u32 {
+        let slot = t as usize * self.nc + class;
+        if self.moves[slot] == UNSEEN {
+            let next = self
+                .row(t)
+                .iter()
+                .map(|&s| {
+                    let s2 = dfa.trans[s as usize * self.nc + class];
+                    if dfa.live[s2 as usize] {
+                        s2
+                    } else {
+                        DFA_DEAD
+                    }
+                })
+                .collect();
+            self.moves[slot] = self.intern(dfa, next);
+        }
+        self.moves[slot]
+    }
+
+    /// Tuple `t` with its accepting members exited.
+    fn exit(&mut self, dfa: &TermDfa, t: u32) -> u32 {
+        if self.after_exit[t as usize] == UNSEEN {
+            let killed = self.row(t).iter().map(|&s| if dfa.accept[s as usize] { DFA_DEAD } else { s }).collect();
+            self.after_exit[t as usize] = self.intern(dfa, killed);
+        }
+        self.after_exit[t as usize]
+    }
+}
+
 impl Interior {
     /// The interior from one state (the oracle of `build_all`).
     #[cfg(test)]
@@ -145,8 +236,6 @@ impl Interior {
     /// walk of the trie (see the module doc). Equal, state by state, to
     /// [`Interior::build`] (up to which group token is the representative).
     fn build_all(dfa: &TermDfa, shape: &TerminalShape, trie: &Trie, vocab_len: usize) -> (Vec<Option<Interior>>, u64) {
-        const GONE: u32 = u32::MAX;
-        let nc = dfa.num_classes;
         let m = shape.canon.iter().filter(|&&c| c != DEAD).count();
         let mut out: Vec<Option<Interior>> = (0..m).map(|_| None).collect();
         // Starts: the live states that do not accept (an accepting start's
@@ -167,36 +256,7 @@ impl Interior {
         if n == 0 {
             return (out, 1);
         }
-        // Interned tuples (a DFA state per start, `DEAD` once its walk left
-        // the lexeme or exited), their byte-class moves (`GONE`: all dead),
-        // and the tuple with accepting members killed (they exit there).
-        let mut tuples: Vec<u32> = starts.clone();
-        let mut ids: FxHashMap<Box<[u32]>, u32> = FxHashMap::default();
-        ids.insert(starts.clone().into_boxed_slice(), 0);
-        let mut moves: Vec<u32> = vec![GONE - 1; nc];
-        let mut after_exit: Vec<u32> = vec![GONE - 1];
-        // Per tuple, the members that accept (they exit below nodes with children).
-        let accepting_of = |t: &[u32]| -> Box<[u32]> {
-            t.iter().enumerate().filter(|&(_, &s)| dfa.accept[s as usize]).map(|(k, _)| k as u32).collect()
-        };
-        let mut accepting: Vec<Box<[u32]>> = vec![accepting_of(&starts)];
-        let mut intern = |t: Vec<u32>,
-                          tuples: &mut Vec<u32>,
-                          moves: &mut Vec<u32>,
-                          after_exit: &mut Vec<u32>,
-                          accepting: &mut Vec<Box<[u32]>>| {
-            if t.iter().all(|&s| s == DFA_DEAD) {
-                return GONE;
-            }
-            let next = (tuples.len() / n) as u32;
-            *ids.entry(t.into_boxed_slice()).or_insert_with_key(|t| {
-                tuples.extend_from_slice(t);
-                moves.extend(std::iter::repeat_n(GONE - 1, nc));
-                after_exit.push(GONE - 1);
-                accepting.push(accepting_of(t));
-                next
-            })
-        };
+        let mut tuples = Tuples::new(dfa, starts.clone());
         let nodes = &trie.nodes;
         let mut stack = vec![0u32; trie.max_depth + 1];
         let mut by_tuple: FxHashMap<u32, Vec<u32>> = FxHashMap::default();
@@ -206,25 +266,8 @@ impl Interior {
         while i < nodes.len() {
             let node = nodes[i];
             let d = node.depth as usize;
-            let from = stack[d - 1] as usize;
-            let class = dfa.classes[node.byte as usize] as usize;
             work += 1;
-            let mut t = moves[from * nc + class];
-            if t == GONE - 1 {
-                let next: Vec<u32> = tuples[from * n..(from + 1) * n]
-                    .iter()
-                    .map(|&s| {
-                        let s2 = dfa.trans[s as usize * nc + class];
-                        if dfa.live[s2 as usize] {
-                            s2
-                        } else {
-                            DFA_DEAD
-                        }
-                    })
-                    .collect();
-                t = intern(next, &mut tuples, &mut moves, &mut after_exit, &mut accepting);
-                moves[from * nc + class] = t;
-            }
+            let mut t = tuples.step(dfa, stack[d - 1], dfa.classes[node.byte as usize] as usize);
             if t == GONE {
                 i = node.subtree_end as usize;
                 continue;
@@ -232,23 +275,15 @@ impl Interior {
             if node.tokens_end > node.tokens_start {
                 by_tuple.entry(t).or_default().extend(trie.tokens(&node).iter().map(|t| t.0));
             }
-            if node.subtree_end as usize > i + 1 && !accepting[t as usize].is_empty() {
-                for &k in accepting[t as usize].iter() {
+            if node.subtree_end as usize > i + 1 && !tuples.accepting[t as usize].is_empty() {
+                for &k in tuples.accepting[t as usize].iter() {
                     exits[k as usize].push(i as u32);
                 }
-                let mut t2 = after_exit[t as usize];
-                if t2 == GONE - 1 {
-                    let members = &tuples[t as usize * n..(t as usize + 1) * n];
-                    let killed: Vec<u32> =
-                        members.iter().map(|&s| if dfa.accept[s as usize] { DFA_DEAD } else { s }).collect();
-                    t2 = intern(killed, &mut tuples, &mut moves, &mut after_exit, &mut accepting);
-                    after_exit[t as usize] = t2;
-                }
-                if t2 == GONE {
+                t = tuples.exit(dfa, t);
+                if t == GONE {
                     i = node.subtree_end as usize;
                     continue;
                 }
-                t = t2;
             }
             stack[d] = t;
             i += 1;
@@ -266,8 +301,7 @@ impl Interior {
         let mut tuple_ids: Vec<u32> = by_tuple.keys().copied().collect();
         tuple_ids.sort_unstable();
         for &t in &tuple_ids {
-            let members = &tuples[t as usize * n..(t as usize + 1) * n];
-            for (k, &s) in members.iter().enumerate() {
+            for (k, &s) in tuples.row(t).iter().enumerate() {
                 if s != DFA_DEAD {
                     groups[k].entry(s).or_default().push(t);
                     let list = with_state.entry(s).or_default();

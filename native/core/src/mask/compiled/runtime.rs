@@ -14,7 +14,7 @@ use rustc_hash::FxHashMap;
 
 use super::classes::TokenClasses;
 use super::dwa::{ParserDwa, NONE};
-use super::weights::{add_masked_bits, Accumulator};
+use super::weights::{add_masked_bits, for_words, Accumulator};
 use crate::glr::{Gss, Head, Parser};
 use crate::ids::NodeId;
 use crate::sets::BitSet;
@@ -36,7 +36,8 @@ pub struct StaticScratch {
     passing: FxHashMap<(NodeId, u32), Passing>,
     /// Words of the `Passing::Bits` unions.
     passing_bits: Vec<u32>,
-    acc: Option<Accumulator>,
+    /// Scratch for the `Passing::Bits` unions.
+    acc: Accumulator,
 }
 
 #[derive(Copy, Clone, Debug)]
@@ -66,12 +67,7 @@ pub struct WalkStats {
 
 /// Set bits `lo..hi` (a key's classes), a word at a time.
 fn set_range(words: &mut [u32], lo: usize, hi: usize) {
-    let (first, last) = (lo / 32, (hi - 1) / 32);
-    for (i, w) in words.iter_mut().enumerate().take(last + 1).skip(first) {
-        let from = if i == first { lo % 32 } else { 0 };
-        let to = if i == last { (hi - 1) % 32 + 1 } else { 32 };
-        *w |= (u32::MAX >> (32 - (to - from))) << from;
-    }
+    for_words(lo, hi, |i, m| words[i] |= m);
 }
 
 pub fn static_mask(
@@ -92,8 +88,8 @@ pub fn static_mask(
     scratch.seen.clear();
     scratch.passing.clear();
     scratch.passing_bits.clear();
-    if scratch.acc.as_ref().is_none_or(|a| a.classes() != k) {
-        scratch.acc = Some(Accumulator::new(k));
+    if scratch.acc.classes() != k {
+        scratch.acc = Accumulator::new(k);
     }
     scratch.stats = WalkStats { heads: heads.len(), ..Default::default() };
     for h in heads {
@@ -137,7 +133,7 @@ pub fn static_mask(
                 let mut node = node;
                 loop {
                     if !state.checks.is_empty() {
-                        let (bits, acc) = (&mut scratch.passing_bits, scratch.acc.as_mut().expect("made above"));
+                        let (bits, acc) = (&mut scratch.passing_bits, &mut scratch.acc);
                         let passing = *scratch.passing.entry((node, q)).or_insert_with(|| {
                             let mut pass = state.checks.iter().filter(|&&(set, _)| {
                                 let set = &dwa.check_sets[set as usize];

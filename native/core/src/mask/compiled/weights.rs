@@ -43,7 +43,7 @@ fn word_mask(a: usize, b: usize) -> u32 {
 
 /// Calls `f(word index, mask)` for the words covering bits `a..b`.
 #[inline]
-fn for_words(a: usize, b: usize, mut f: impl FnMut(usize, u32)) {
+pub(super) fn for_words(a: usize, b: usize, mut f: impl FnMut(usize, u32)) {
     if a >= b {
         return;
     }
@@ -159,6 +159,13 @@ pub struct Accumulator {
     hi: usize,
 }
 
+/// Room for no classes (the runtime's scratch resizes it to the grammar's).
+impl Default for Accumulator {
+    fn default() -> Self {
+        Accumulator::new(0)
+    }
+}
+
 impl Accumulator {
     pub fn new(classes: usize) -> Accumulator {
         Accumulator { classes, words: vec![0; classes.div_ceil(32)], lo: usize::MAX, hi: 0 }
@@ -209,11 +216,18 @@ impl Accumulator {
             return 0;
         }
         out.extend_from_slice(&self.words[self.lo..self.hi]);
-        self.words[self.lo..self.hi].iter_mut().for_each(|w| *w = 0);
         let first = self.lo;
+        self.clear();
+        first
+    }
+
+    /// Zero the touched words.
+    fn clear(&mut self) {
+        if self.lo < self.hi {
+            self.words[self.lo..self.hi].iter_mut().for_each(|w| *w = 0);
+        }
         self.lo = usize::MAX;
         self.hi = 0;
-        first
     }
 
     /// The set accumulated so far, in its smaller form; the accumulator is
@@ -229,7 +243,7 @@ impl Accumulator {
         while hi > lo && self.words[hi - 1] == 0 {
             hi -= 1;
         }
-        let words = &mut self.words[lo..hi];
+        let words = &self.words[lo..hi];
         // A range starts at every set bit whose lower neighbour is clear.
         let mut runs = 0;
         let mut carry = 0;
@@ -260,9 +274,7 @@ impl Accumulator {
         } else {
             ClassSet::Bits { first: lo as u32, words: words.to_vec().into_boxed_slice() }
         };
-        self.words[self.lo..self.hi].iter_mut().for_each(|w| *w = 0);
-        self.lo = usize::MAX;
-        self.hi = 0;
+        self.clear();
         set
     }
 }
