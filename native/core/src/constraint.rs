@@ -207,7 +207,7 @@ impl ConstraintState {
         let parser = Parser::new(&c.grammar);
         match &c.static_tables {
             None => dynamic_mask(parser, &mut self.gss, &self.heads, &c.vocab, &mut self.scratch, out),
-            Some(t) => static_mask(parser, &self.gss, &self.heads, &t.classes, &t.dwa, &mut self.static_scratch, out),
+            Some(t) => static_mask(parser, &self.gss, &self.heads, t, &mut self.static_scratch, out),
         }
         add_exact_tokens(parser, &mut self.gss, &self.heads, &c.exact, out);
         self.apply_end_tokens(out);

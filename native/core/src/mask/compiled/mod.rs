@@ -2,6 +2,7 @@
 //! configuration ([`classes`], the Terminal DWA), the Parser DWA over LR
 //! states ([`dwa`]), and the runtime walk of GSS × Parser DWA ([`runtime`]).
 
+pub mod check_unions;
 pub mod classes;
 pub mod dwa;
 pub mod interior;
@@ -13,6 +14,7 @@ use std::time::Instant;
 use crate::compile::CompiledGrammar;
 use crate::error::Result;
 use crate::vocab::Vocab;
+pub use check_unions::CheckUnions;
 pub use classes::TokenClasses;
 pub use dwa::{DwaLimits, ParserDwa};
 pub use interior::{InteriorCache, InteriorCacheStats};
@@ -71,6 +73,8 @@ pub struct StaticStats {
 pub struct StaticTables {
     pub classes: TokenClasses,
     pub dwa: ParserDwa,
+    /// Filled by masks, shared by every parse of the grammar.
+    pub check_unions: CheckUnions,
     pub stats: StaticStats,
 }
 
@@ -99,6 +103,6 @@ impl StaticTables {
             classes_us,
             dwa_us: t.elapsed().as_micros() as u64,
         };
-        Ok(StaticTables { classes, dwa, stats })
+        Ok(StaticTables { classes, dwa, check_unions: CheckUnions::default(), stats })
     }
 }

@@ -10,11 +10,14 @@
 //! the vocabulary, no parser run for hypothetical tokens: at the end the
 //! accepted classes' token sets are OR-ed into the mask.
 
+use std::sync::Arc;
+
 use rustc_hash::FxHashMap;
 
-use super::classes::TokenClasses;
+use super::check_unions::{CheckUnions, UnionBits};
 use super::dwa::{ParserDwa, NONE};
 use super::weights::{add_masked_bits, for_words, Accumulator};
+use super::StaticTables;
 use crate::glr::{Gss, Head, Parser};
 use crate::ids::NodeId;
 use crate::sets::BitSet;
@@ -32,11 +35,13 @@ pub struct StaticScratch {
     /// The classes of the summary checks that pass at (node, DWA state):
     /// every key of a head walks the same frames with the same DWA states,
     /// only its classes differ, so each frame's checks are read once per
-    /// mask and their weights OR-ed into one set, not once per key.
+    /// mask and their weights OR-ed into one set (see `check_unions`), not once per key.
     passing: FxHashMap<(NodeId, u32), Passing>,
-    /// Words of the `Passing::Bits` unions.
-    passing_bits: Vec<u32>,
-    /// Scratch for the `Passing::Bits` unions.
+    /// The `Passing::Union` sets of this mask.
+    unions: Vec<Arc<UnionBits>>,
+    /// `[q, bitmask of passing checks]`, the key of the shared union cache.
+    pass_key: Vec<u64>,
+    /// Scratch for unions not yet cached.
     acc: Accumulator,
 }
 
@@ -45,13 +50,8 @@ enum Passing {
     None,
     /// One weight passes.
     Weight(u32),
-    /// Several do: their union, `len` words of `passing_bits` from `at`,
-    /// starting with class word `first`.
-    Bits {
-        first: u32,
-        at: u32,
-        len: u32,
-    },
+    /// Several do: their union, `unions[i]`.
+    Union(u32),
 }
 
 #[derive(Default, Clone, Debug)]
@@ -61,8 +61,14 @@ pub struct WalkStats {
     pub steps: usize,
     /// Frames read on a DWA self-loop (checks only).
     pub loop_steps: usize,
+    /// Words of the live sets of those steps.
+    pub live_words: usize,
     pub classes: usize,
     pub big_classes: usize,
+    /// Token ids OR-ed one by one from listed classes.
+    pub listed_tokens: usize,
+    /// Weights OR-ed into passing-check unions not found in the cache.
+    pub union_weights: usize,
 }
 
 /// Set bits `lo..hi` (a key's classes), a word at a time.
@@ -74,11 +80,11 @@ pub fn static_mask(
     parser: Parser<'_>,
     gss: &Gss,
     heads: &[Head],
-    classes: &TokenClasses,
-    dwa: &ParserDwa,
+    tables: &StaticTables,
     scratch: &mut StaticScratch,
     out: &mut BitSet,
 ) {
+    let StaticTables { classes, dwa, check_unions: unions, .. } = tables;
     out.clear();
     let k = classes.num_classes();
     if scratch.result.words().len() != k.div_ceil(32) {
@@ -87,7 +93,7 @@ pub fn static_mask(
     scratch.result.clear();
     scratch.seen.clear();
     scratch.passing.clear();
-    scratch.passing_bits.clear();
+    scratch.unions.clear();
     if scratch.acc.classes() != k {
         scratch.acc = Accumulator::new(k);
     }
@@ -123,6 +129,7 @@ pub fn static_mask(
                     continue;
                 }
                 scratch.stats.steps += 1;
+                scratch.stats.live_words += live.len();
                 let state = &dwa.states[q as usize];
                 if !dwa.weights[state.future as usize].intersect(&mut live, lo_w) {
                     continue;
@@ -133,28 +140,21 @@ pub fn static_mask(
                 let mut node = node;
                 loop {
                     if !state.checks.is_empty() {
-                        let (bits, acc) = (&mut scratch.passing_bits, &mut scratch.acc);
-                        let passing = *scratch.passing.entry((node, q)).or_insert_with(|| {
-                            let mut pass = state.checks.iter().filter(|&&(set, _)| {
-                                let set = &dwa.check_sets[set as usize];
-                                set.iter().any(|&(nt, lex)| parser.summary_bit(gss, node, nt, lex as usize))
-                            });
-                            let Some(&(_, w)) = pass.next() else { return Passing::None };
-                            let Some(&(_, w2)) = pass.next() else { return Passing::Weight(w) };
-                            for w in [w, w2].into_iter().chain(pass.map(|&(_, w)| w)) {
-                                acc.add(&dwa.weights[w as usize]);
+                        let passing = match scratch.passing.get(&(node, q)) {
+                            Some(&p) => p,
+                            None => {
+                                let p = passing_checks(parser, gss, node, q, dwa, unions, scratch);
+                                scratch.passing.insert((node, q), p);
+                                p
                             }
-                            let at = bits.len();
-                            let first = acc.take_bits(bits);
-                            Passing::Bits { first: first as u32, at: at as u32, len: (bits.len() - at) as u32 }
-                        });
+                        };
                         let result = scratch.result.words_mut();
                         match passing {
                             Passing::None => {}
                             Passing::Weight(w) => dwa.weights[w as usize].add_masked(result, &live, lo_w),
-                            Passing::Bits { first, at, len } => {
-                                let union = &scratch.passing_bits[at as usize..(at + len) as usize];
-                                add_masked_bits(result, &live, lo_w, first as usize, union);
+                            Passing::Union(i) => {
+                                let union = &scratch.unions[i as usize];
+                                add_masked_bits(result, &live, lo_w, union.first, &union.words);
                             }
                         }
                     }
@@ -183,11 +183,59 @@ pub fn static_mask(
     }
     for class in scratch.result.iter() {
         scratch.stats.classes += 1;
-        if matches!(classes.tokens[class], super::classes::TokenSet::Bits(_)) {
-            scratch.stats.big_classes += 1;
+        match &classes.tokens[class] {
+            super::classes::TokenSet::Bits(_) => scratch.stats.big_classes += 1,
+            super::classes::TokenSet::List(l) => scratch.stats.listed_tokens += l.len(),
         }
         classes.tokens[class].or_into(out);
     }
+}
+
+/// The checks of DWA state `q` that pass at `node`, and their weights' union.
+fn passing_checks(
+    parser: Parser<'_>,
+    gss: &Gss,
+    node: NodeId,
+    q: u32,
+    dwa: &ParserDwa,
+    unions: &CheckUnions,
+    scratch: &mut StaticScratch,
+) -> Passing {
+    let checks = &dwa.states[q as usize].checks;
+    let key = &mut scratch.pass_key;
+    key.clear();
+    key.push(q as u64);
+    key.resize(1 + checks.len().div_ceil(64), 0);
+    let (mut count, mut last) = (0, 0);
+    for (i, &(set, w)) in checks.iter().enumerate() {
+        let set = &dwa.check_sets[set as usize];
+        if set.iter().any(|&(nt, lex)| parser.summary_bit(gss, node, nt, lex as usize)) {
+            key[1 + i / 64] |= 1 << (i % 64);
+            count += 1;
+            last = w;
+        }
+    }
+    match count {
+        0 => return Passing::None,
+        1 => return Passing::Weight(last),
+        _ => {}
+    }
+    let union = match unions.get(key) {
+        Some(union) => union,
+        None => {
+            for (i, &(_, w)) in checks.iter().enumerate() {
+                if key[1 + i / 64] >> (i % 64) & 1 != 0 {
+                    scratch.stats.union_weights += 1;
+                    scratch.acc.add(&dwa.weights[w as usize]);
+                }
+            }
+            let mut words = Vec::new();
+            let first = scratch.acc.take_bits(&mut words);
+            unions.insert(key, UnionBits { first, words: words.into_boxed_slice() })
+        }
+    };
+    scratch.unions.push(union);
+    Passing::Union(scratch.unions.len() as u32 - 1)
 }
 
 #[cfg(test)]

@@ -252,23 +252,30 @@ impl Accumulator {
             carry = w >> 31;
         }
         let set = if runs * RANGE_COST_IN_WORDS < words.len() {
+            // Starts and ends of runs a word at a time: a start is a set bit
+            // whose lower neighbour is clear, an end a clear bit whose lower
+            // neighbour is set (PERF: stepping bit by bit made this 35% of
+            // dockerd's 4 s compile, over spans of thousands of words).
             let mut ranges = Vec::with_capacity(runs);
-            let mut open: Option<u32> = None;
+            let mut open = 0u32;
+            let mut carry = 0;
             for (j, &w) in words.iter().enumerate() {
+                let below = (w << 1) | carry;
+                carry = w >> 31;
+                let mut edges = (w & !below) | (!w & below);
                 let base = ((lo + j) * 32) as u32;
-                for b in 0..32 {
-                    match (w >> b & 1 != 0, open) {
-                        (true, None) => open = Some(base + b),
-                        (false, Some(a)) => {
-                            ranges.push((a, base + b));
-                            open = None;
-                        }
-                        _ => {}
+                while edges != 0 {
+                    let b = edges.trailing_zeros();
+                    edges &= edges - 1;
+                    if w >> b & 1 != 0 {
+                        open = base + b;
+                    } else {
+                        ranges.push((open, base + b));
                     }
                 }
             }
-            if let Some(a) = open {
-                ranges.push((a, (hi * 32) as u32));
+            if carry != 0 {
+                ranges.push((open, (hi * 32) as u32));
             }
             ClassSet::Ranges(ranges.into_boxed_slice())
         } else {
