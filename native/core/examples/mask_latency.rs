@@ -1,5 +1,5 @@
 //! Mask and commit latency of one grammar over a real vocabulary, along
-//! random walks. `cargo run --release --example mask_latency -- <tokenizer.json> <grammar.ebnf> [steps] [walks]`
+//! random walks. `cargo run --release --example mask_latency -- <tokenizer.json> <grammar.ebnf|.lark> [steps] [walks]`
 //! Flags (anywhere): `--unfused` parses the EBNF without fusing regular runs
 //! into terminals; `--fast-build`, `--balanced`, `--fast-runtime` pick the
 //! optimization (default `Auto`). Prints the engine and any fallback.
@@ -28,7 +28,13 @@ fn main() {
     let steps: usize = args.get(3).and_then(|s| s.parse().ok()).unwrap_or(200);
     let walks: usize = args.get(4).and_then(|s| s.parse().ok()).unwrap_or(3);
     let t = Instant::now();
-    let grammar = if has("--unfused") { parse_ebnf_unfused(&text, None) } else { parse_ebnf(&text) };
+    let grammar = if args[2].ends_with(".lark") {
+        glrmask_core::frontend::lark::parse_lark(&text)
+    } else if has("--unfused") {
+        parse_ebnf_unfused(&text, None)
+    } else {
+        parse_ebnf(&text)
+    };
     let grammar = grammar.expect("grammar");
     println!("parse: {:?}", t.elapsed());
     let t = Instant::now();
@@ -42,21 +48,51 @@ fn main() {
         c.engine,
         c.fallback.as_deref().map(|f| format!(" ({f})")).unwrap_or_default()
     );
+    // `SLOW_US=n`: print the walk counters of masks slower than n µs.
+    let slow_us: f64 = std::env::var("SLOW_US").ok().and_then(|v| v.parse().ok()).unwrap_or(f64::INFINITY);
     let mut mask_us = Vec::new();
     let mut commit_us = Vec::new();
+    // `INPUT=file`: follow that text (longest vocabulary token first) instead of random walks.
+    let input: Option<Vec<u32>> = std::env::var("INPUT").ok().map(|path| {
+        let text = std::fs::read(path).expect("input");
+        let mut by_bytes = std::collections::HashMap::new();
+        for id in 0..c.vocab.len() {
+            let t = glrmask_core::ids::TokenId::from_usize(id);
+            if c.vocab.kind(t) == glrmask_core::vocab::TokenKind::Bytes {
+                by_bytes.entry(c.vocab.bytes(t).to_vec()).or_insert(id as u32);
+            }
+        }
+        let mut out = Vec::new();
+        let mut i = 0;
+        while i < text.len() {
+            let k =
+                (1..=(text.len() - i).min(128)).rev().find(|&k| by_bytes.contains_key(&text[i..i + k])).expect("bytes");
+            out.push(by_bytes[&text[i..i + k]]);
+            i += k;
+        }
+        out
+    });
     let mut seed = 12345u64;
     for _ in 0..walks {
         let mut s = c.start();
-        for _ in 0..steps {
+        for step in 0..steps {
             let t = Instant::now();
             let m = s.mask();
-            mask_us.push(t.elapsed().as_secs_f64() * 1e6);
+            let us = t.elapsed().as_secs_f64() * 1e6;
+            mask_us.push(us);
+            if us > slow_us {
+                println!("slow mask {us:.0}µs step {step} {:?} allowed {}", s.static_walk_stats(), m.count());
+            }
             let allowed: Vec<usize> = m.iter().collect();
             if allowed.is_empty() {
                 break;
             }
             seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-            let tok = allowed[(seed >> 33) as usize % allowed.len()];
+            let tok = match &input {
+                Some(ids) if step < ids.len() => ids[step] as usize,
+                Some(_) => break,
+                None => allowed[(seed >> 33) as usize % allowed.len()],
+            };
             let t = Instant::now();
             s.commit_token(tok as u32).expect("commit");
             commit_us.push(t.elapsed().as_secs_f64() * 1e6);

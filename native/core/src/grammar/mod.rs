@@ -6,6 +6,7 @@
 //! the spans point into. It is plain, printable data; [`normal`] brings it to
 //! the BNF normal form the LR construction needs.
 
+pub mod adjacent;
 pub mod fuse;
 pub mod normal;
 pub mod pattern;

@@ -16,6 +16,7 @@ use rustc_hash::FxHashMap;
 
 use crate::compile::CompiledGrammar;
 use crate::error::{Error, Result};
+use crate::grammar::adjacent::Adjacency;
 use crate::ids::{LexConfigId, TerminalId, TokenId};
 use crate::sets::BitSet;
 use crate::vocab::Vocab;
@@ -179,6 +180,9 @@ pub struct TokenClasses {
     pub config_keys: Vec<Vec<u32>>,
     /// Classes of key `k` are the global ids `key_classes[k].0 .. .1`.
     pub key_classes: Vec<(u32, u32)>,
+    /// Per lexer configuration: its keys' classes as a few id ranges, each
+    /// walked as one live set (see `spans_of`).
+    pub config_spans: Vec<Vec<Span>>,
     pub outcomes: Vec<Vec<Outcome>>,
     pub tokens: Vec<TokenSet>,
 }
@@ -198,6 +202,9 @@ const FREE: u32 = u32::MAX;
 /// node that reaches it, so walking a key costs one table lookup per trie node.
 struct BranchDfa<'a> {
     g: &'a CompiledGrammar,
+    /// Which terminals may be adjacent; a branch emitting two that may not
+    /// is dropped (see `grammar::adjacent`).
+    adjacency: Option<&'a Adjacency>,
     seqs: SeqTrie,
     sets: Vec<Vec<Branch>>,
     set_ids: FxHashMap<Vec<Branch>, u32>,
@@ -215,13 +222,18 @@ struct BranchDfa<'a> {
     max_bytes: usize,
 }
 
+/// Bound on the FIRST/FOLLOW tables behind the adjacency pruning (32 MB);
+/// larger grammars are walked without it.
+const MAX_ADJACENCY_BITS: usize = 1 << 28;
+
 const UNKNOWN: u32 = u32::MAX - 1;
 const DEAD: u32 = u32::MAX;
 
 impl<'a> BranchDfa<'a> {
-    fn new(g: &'a CompiledGrammar, max_bytes: usize) -> Self {
+    fn new(g: &'a CompiledGrammar, adjacency: Option<&'a Adjacency>, max_bytes: usize) -> Self {
         BranchDfa {
             g,
+            adjacency,
             seqs: SeqTrie::new(),
             sets: Vec::new(),
             set_ids: FxHashMap::default(),
@@ -235,6 +247,18 @@ impl<'a> BranchDfa<'a> {
     }
 
     /// Memory held, with the sequence trie (a node and its index entry).
+    /// `seq` followed by terminal `t`, or `None` when no sentence has the two
+    /// terminals side by side.
+    #[inline]
+    fn extend(&mut self, seq: SeqId, t: TerminalId) -> Option<SeqId> {
+        if let Some(adj) = self.adjacency {
+            if seq != ROOT_SEQ && !adj.may_follow(self.seqs.terminal(seq).index(), t.index()) {
+                return None;
+            }
+        }
+        Some(self.seqs.child(seq, t))
+    }
+
     fn held_bytes(&self) -> usize {
         self.bytes + self.seqs.nodes.len() * 40
     }
@@ -288,8 +312,10 @@ impl<'a> BranchDfa<'a> {
                 if designated != FREE && t.0 != designated {
                     continue;
                 }
-                let s2 = if live.ignored[t.index()] { seq } else { self.seqs.child(seq, t) };
-                expanded.push((s2, f, FREE));
+                let s2 = if live.ignored[t.index()] { Some(seq) } else { self.extend(seq, t) };
+                if let Some(s2) = s2 {
+                    expanded.push((s2, f, FREE));
+                }
             }
         }
         let mut out: Vec<Branch> = Vec::new();
@@ -328,8 +354,10 @@ impl<'a> BranchDfa<'a> {
                     if designated != FREE && x.0 != designated {
                         continue;
                     }
-                    let s2 = if live.ignored[x.index()] { seq } else { self.seqs.child(seq, x) };
-                    outcome.push((s2, f));
+                    let s2 = if live.ignored[x.index()] { Some(seq) } else { self.extend(seq, x) };
+                    if let Some(s2) = s2 {
+                        outcome.push((s2, f));
+                    }
                 }
             }
         }
@@ -380,6 +408,7 @@ struct WalkInput<'a> {
     cache: Option<&'a InteriorCache>,
     /// Per terminal: its shape and cache slot, made on first use.
     shapes: Vec<std::sync::OnceLock<(TerminalShape, u32)>>,
+    adjacency: Option<Adjacency>,
 }
 
 /// One key's walk state: the lazy DFA, the class of each outcome, the classes.
@@ -502,7 +531,7 @@ fn walk_keys(input: &WalkInput, worker: usize, workers: usize, budget: &WalkBudg
     use std::sync::atomic::Ordering;
     let g = input.g;
     let trie = input.vocab.trie();
-    let mut dfa = BranchDfa::new(g, budget.max_walk_bytes);
+    let mut dfa = BranchDfa::new(g, input.adjacency.as_ref(), budget.max_walk_bytes);
     let mut stack = vec![0u32; trie.max_depth + 1];
     let mut out = Vec::new();
     let mut local: FxHashMap<u32, usize> = FxHashMap::default();
@@ -605,6 +634,7 @@ impl TokenClasses {
             keys: &keys,
             cache: (use_cache && uniform_priority).then(|| vocab.interior_cache()),
             shapes: (0..g.grammar.terminals.len()).map(|_| std::sync::OnceLock::new()).collect(),
+            adjacency: Adjacency::build(&g.normal, MAX_ADJACENCY_BITS),
         };
         let results: Vec<Result<WalkResult>> = if threads == 1 {
             vec![walk_keys(&input, 0, 1, &budget)]
@@ -656,6 +686,41 @@ impl TokenClasses {
             key_classes.push((first, outcomes.len() as u32));
         }
         seqs.finish();
-        Ok(TokenClasses { seqs, config_keys, key_classes, outcomes, tokens })
+        let config_spans = config_keys.iter().map(|keys| spans_of(keys, &key_classes)).collect();
+        Ok(TokenClasses { seqs, config_keys, key_classes, config_spans, outcomes, tokens })
     }
+}
+
+/// Class ranges of keys walked together: `lo..hi` covers every range.
+#[derive(Clone, Debug)]
+pub struct Span {
+    pub lo: u32,
+    pub hi: u32,
+    pub ranges: Vec<(u32, u32)>,
+}
+
+/// Classes between two keys' ranges that a span may cover in vain.
+const SPAN_GAP: u32 = 64;
+
+/// The keys' class ranges merged into spans where they lie within
+/// `SPAN_GAP` of each other. PERF: the mask walks each span as one live
+/// set; walked key by key, an object's key-name position (127 keys of one
+/// class each on Github_ultra o68411, 102 on dockerd) paid a walk's fixed
+/// cost per key, 25–30 µs a mask. Keys made for one configuration get
+/// consecutive ids, so its keys' ranges are mostly adjacent.
+fn spans_of(keys: &[u32], key_classes: &[(u32, u32)]) -> Vec<Span> {
+    let mut ranges: Vec<(u32, u32)> =
+        keys.iter().map(|&k| key_classes[k as usize]).filter(|&(lo, hi)| lo < hi).collect();
+    ranges.sort_unstable();
+    let mut spans: Vec<Span> = Vec::new();
+    for (lo, hi) in ranges {
+        match spans.last_mut() {
+            Some(last) if lo <= last.hi.saturating_add(SPAN_GAP) => {
+                last.hi = last.hi.max(hi);
+                last.ranges.push((lo, hi));
+            }
+            _ => spans.push(Span { lo, hi, ranges: vec![(lo, hi)] }),
+        }
+    }
+    spans
 }

@@ -1,10 +1,11 @@
 //! The Static engine's mask: walk GSS × Parser DWA from each head (seed 000,
 //! "Reading an LR stack or GSS").
 //!
-//! For head `(n, c)` and each key of `c` (see `classes`), the live set starts
-//! as the key's classes (a contiguous id range). Reading a node's LR state moves the DWA; the live set is
-//! intersected with the state's `future`, unconditional finals and finals
-//! whose summary bit is set on the node are added to the result, and the walk
+//! For head `(n, c)` and each span of `c`'s keys (see `classes::Span`), the
+//! live set starts as those keys' classes. Reading a node's LR state moves
+//! the DWA; the live set is intersected with the state's `future`,
+//! unconditional finals and finals whose summary checks pass on the node are
+//! added to the result, accepted classes leave the live set, and the walk
 //! continues into the node's parents. Work reaching the same (node, DWA
 //! state) again only carries the classes not seen there before. No loop over
 //! the vocabulary, no parser run for hypothetical tokens: at the end the
@@ -33,9 +34,9 @@ pub struct StaticScratch {
     seen: FxHashMap<(NodeId, u32, u32), Vec<u32>>,
     stack: Vec<(NodeId, u32, Vec<u32>)>,
     /// The classes of the summary checks that pass at (node, DWA state):
-    /// every key of a head walks the same frames with the same DWA states,
+    /// every span of a head walks the same frames with the same DWA states,
     /// only its classes differ, so each frame's checks are read once per
-    /// mask and their weights OR-ed into one set (see `check_unions`), not once per key.
+    /// mask and their weights OR-ed into one set (see `check_unions`), not once per span.
     passing: FxHashMap<(NodeId, u32), Passing>,
     /// The `Passing::Union` sets of this mask.
     unions: Vec<Arc<UnionBits>>,
@@ -57,7 +58,8 @@ enum Passing {
 #[derive(Default, Clone, Debug)]
 pub struct WalkStats {
     pub heads: usize,
-    pub keys: usize,
+    /// Key spans walked (see `classes::Span`).
+    pub spans: usize,
     pub steps: usize,
     /// Frames read on a DWA self-loop (checks only).
     pub loop_steps: usize,
@@ -99,15 +101,14 @@ pub fn static_mask(
     }
     scratch.stats = WalkStats { heads: heads.len(), ..Default::default() };
     for h in heads {
-        for &key in &classes.config_keys[h.config.index()] {
-            let (lo, hi) = classes.key_classes[key as usize];
-            if lo == hi {
-                continue;
-            }
-            scratch.stats.keys += 1;
-            let (lo_w, hi_w) = (lo as usize / 32, (hi as usize).div_ceil(32));
+        for span in &classes.config_spans[h.config.index()] {
+            scratch.stats.spans += 1;
+            let lo = span.lo;
+            let (lo_w, hi_w) = (lo as usize / 32, (span.hi as usize).div_ceil(32));
             let mut live = vec![0u32; hi_w - lo_w];
-            set_range(&mut live, lo as usize - lo_w * 32, hi as usize - lo_w * 32);
+            for &(a, b) in &span.ranges {
+                set_range(&mut live, a as usize - lo_w * 32, b as usize - lo_w * 32);
+            }
             let q = dwa.start[gss.state(h.node).index()];
             if q == NONE {
                 continue;
@@ -157,6 +158,15 @@ pub fn static_mask(
                                 add_masked_bits(result, &live, lo_w, union.first, &union.words);
                             }
                         }
+                    }
+                    // Classes already accepted need no deeper frame.
+                    let mut alive = 0;
+                    for (a, r) in live.iter_mut().zip(&scratch.result.words()[lo_w..]) {
+                        *a &= !r;
+                        alive |= *a;
+                    }
+                    if alive == 0 {
+                        break;
                     }
                     let parents = &gss.node(node).parents;
                     // A run of frames that loops on this DWA state (a chain of
