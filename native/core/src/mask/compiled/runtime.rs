@@ -29,8 +29,10 @@ pub struct StaticScratch {
     /// Counters of the last mask (for profiling).
     pub stats: WalkStats,
     result: BitSet,
-    /// Classes already carried to (node, DWA state), per class range (heads of
-    /// different configurations carry disjoint ranges, stored relative to their start).
+    /// Classes already carried to (node, DWA state), per span start, stored
+    /// relative to it. Spans of different configurations that overlap
+    /// without sharing a start keep separate entries: then a class may be
+    /// walked twice there, which costs time but changes no result.
     seen: FxHashMap<(NodeId, u32, u32), Vec<u32>>,
     stack: Vec<(NodeId, u32, Vec<u32>)>,
     /// The classes of the summary checks that pass at (node, DWA state):
