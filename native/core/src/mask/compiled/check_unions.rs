@@ -1,14 +1,15 @@
-//! Unions of the weights of a Parser-DWA state's passing summary checks,
-//! shared by every parse of a grammar.
+//! Unions of the weights of a Parser-DWA state's passing summary checks on
+//! a window of class words, shared by every parse of a grammar.
 //!
 //! At a frame `(node, q)` the walk adds the weights of the checks of `q`
-//! whose summary bits are set on `node`. Which checks pass is a property of
-//! the frame, but the union of their weights depends only on `q` and the
-//! pattern of passing checks, and the same patterns recur: every key of a
-//! JSON object reaches the same DWA state with the same summary. PERF: on
-//! JsonSchemaStore's dockerd schema a key's first mask OR-ed 154 weights,
-//! 71k words, into that union (20–25 µs of a 30 µs mask, and most of the
-//! 11 µs median); cached, a recurring pattern costs a hash lookup.
+//! whose summary bits are set on `node`, restricted to the live classes.
+//! Which checks pass is a property of the frame, but the union of their
+//! weights depends only on `q`, the pattern of passing checks and the live
+//! set's window, and the same patterns recur: every key of a JSON object
+//! reaches the same DWA state with the same summary. PERF: on JsonSchemaStore's
+//! dockerd schema a key's mask OR-ed 154 weights into that union (20–25 µs
+//! of a 30 µs mask, and most of the 11 µs median); cached, a recurring
+//! pattern costs a hash lookup, and a new one only the window's words.
 
 use std::sync::{Arc, Mutex};
 
@@ -21,7 +22,7 @@ pub struct UnionBits {
     pub words: Box<[u32]>,
 }
 
-/// The cache, keyed by `[q, bitmask of q's passing checks...]`.
+/// The cache, keyed by `[q, first word, words, bitmask of q's passing checks...]`.
 #[derive(Debug)]
 pub struct CheckUnions {
     inner: Mutex<Inner>,

@@ -17,7 +17,7 @@ use rustc_hash::FxHashMap;
 
 use super::check_unions::{CheckUnions, UnionBits};
 use super::dwa::{ParserDwa, NONE};
-use super::weights::{add_masked_bits, for_words, Accumulator};
+use super::weights::{add_masked_bits, for_words};
 use super::StaticTables;
 use crate::glr::{Gss, Head, Parser};
 use crate::ids::NodeId;
@@ -38,14 +38,16 @@ pub struct StaticScratch {
     /// The classes of the summary checks that pass at (node, DWA state):
     /// every span of a head walks the same frames with the same DWA states,
     /// only its classes differ, so each frame's checks are read once per
-    /// mask and their weights OR-ed into one set (see `check_unions`), not once per span.
+    /// mask, and their weights are read as one union per window (see `check_unions`).
     passing: FxHashMap<(NodeId, u32), Passing>,
-    /// The `Passing::Union` sets of this mask.
+    /// Per `Passing::Several`: `[q, bitmask of passing checks]`.
+    patterns: Vec<Vec<u64>>,
+    /// The union of a pattern's weights on a window `(pattern, lo_w, len)`
+    /// of class words, as an index into `unions`.
+    windows: FxHashMap<(u32, u32, u32), u32>,
     unions: Vec<Arc<UnionBits>>,
-    /// `[q, bitmask of passing checks]`, the key of the shared union cache.
-    pass_key: Vec<u64>,
-    /// Scratch for unions not yet cached.
-    acc: Accumulator,
+    /// `[q, lo_w, len, bitmask of passing checks]`, the key of the shared union cache.
+    union_key: Vec<u64>,
 }
 
 #[derive(Copy, Clone, Debug)]
@@ -53,8 +55,9 @@ enum Passing {
     None,
     /// One weight passes.
     Weight(u32),
-    /// Several do: their union, `unions[i]`.
-    Union(u32),
+    /// Several do: `patterns[i]`, read as the union of their weights on
+    /// the live set's window.
+    Several(u32),
 }
 
 #[derive(Default, Clone, Debug)]
@@ -97,10 +100,9 @@ pub fn static_mask(
     scratch.result.clear();
     scratch.seen.clear();
     scratch.passing.clear();
+    scratch.patterns.clear();
+    scratch.windows.clear();
     scratch.unions.clear();
-    if scratch.acc.classes() != k {
-        scratch.acc = Accumulator::new(k);
-    }
     scratch.stats = WalkStats { heads: heads.len(), ..Default::default() };
     for h in heads {
         for span in &classes.config_spans[h.config.index()] {
@@ -146,18 +148,20 @@ pub fn static_mask(
                         let passing = match scratch.passing.get(&(node, q)) {
                             Some(&p) => p,
                             None => {
-                                let p = passing_checks(parser, gss, node, q, dwa, unions, scratch);
+                                let p = passing_checks(parser, gss, node, q, dwa, scratch);
                                 scratch.passing.insert((node, q), p);
                                 p
                             }
                         };
-                        let result = scratch.result.words_mut();
                         match passing {
                             Passing::None => {}
-                            Passing::Weight(w) => dwa.weights[w as usize].add_masked(result, &live, lo_w),
-                            Passing::Union(i) => {
+                            Passing::Weight(w) => {
+                                dwa.weights[w as usize].add_masked(scratch.result.words_mut(), &live, lo_w)
+                            }
+                            Passing::Several(p) => {
+                                let i = window_union(p, lo_w, live.len(), dwa, unions, scratch);
                                 let union = &scratch.unions[i as usize];
-                                add_masked_bits(result, &live, lo_w, union.first, &union.words);
+                                add_masked_bits(scratch.result.words_mut(), &live, lo_w, union.first, &union.words);
                             }
                         }
                     }
@@ -203,51 +207,76 @@ pub fn static_mask(
     }
 }
 
-/// The checks of DWA state `q` that pass at `node`, and their weights' union.
+/// The checks of DWA state `q` that pass at `node`.
 fn passing_checks(
     parser: Parser<'_>,
     gss: &Gss,
     node: NodeId,
     q: u32,
     dwa: &ParserDwa,
-    unions: &CheckUnions,
     scratch: &mut StaticScratch,
 ) -> Passing {
     let checks = &dwa.states[q as usize].checks;
-    let key = &mut scratch.pass_key;
-    key.clear();
-    key.push(q as u64);
-    key.resize(1 + checks.len().div_ceil(64), 0);
+    let mut pattern = vec![0u64; 1 + checks.len().div_ceil(64)];
+    pattern[0] = q as u64;
     let (mut count, mut last) = (0, 0);
     for (i, &(set, w)) in checks.iter().enumerate() {
         let set = &dwa.check_sets[set as usize];
         if set.iter().any(|&(nt, lex)| parser.summary_bit(gss, node, nt, lex as usize)) {
-            key[1 + i / 64] |= 1 << (i % 64);
+            pattern[1 + i / 64] |= 1 << (i % 64);
             count += 1;
             last = w;
         }
     }
     match count {
-        0 => return Passing::None,
-        1 => return Passing::Weight(last),
-        _ => {}
+        0 => Passing::None,
+        1 => Passing::Weight(last),
+        _ => {
+            scratch.patterns.push(pattern);
+            Passing::Several(scratch.patterns.len() as u32 - 1)
+        }
     }
+}
+
+/// The union of pattern `p`'s weights on class words `lo_w..lo_w + len`,
+/// as an index into `scratch.unions`: from this mask, from the shared cache,
+/// or made. PERF: only the window's words are OR-ed; a union over the
+/// weights' whole extent cost dockerd's key-name masks 71k words (25 µs)
+/// whenever a pattern was new, for a window of a few words.
+fn window_union(
+    p: u32,
+    lo_w: usize,
+    len: usize,
+    dwa: &ParserDwa,
+    unions: &CheckUnions,
+    scratch: &mut StaticScratch,
+) -> u32 {
+    if let Some(&i) = scratch.windows.get(&(p, lo_w as u32, len as u32)) {
+        return i;
+    }
+    let pattern = &scratch.patterns[p as usize];
+    let key = &mut scratch.union_key;
+    key.clear();
+    key.extend_from_slice(&[pattern[0], lo_w as u64, len as u64]);
+    key.extend_from_slice(&pattern[1..]);
     let union = match unions.get(key) {
         Some(union) => union,
         None => {
+            let checks = &dwa.states[pattern[0] as usize].checks;
+            let mut words = vec![0u32; len];
             for (i, &(_, w)) in checks.iter().enumerate() {
-                if key[1 + i / 64] >> (i % 64) & 1 != 0 {
+                if pattern[1 + i / 64] >> (i % 64) & 1 != 0 {
                     scratch.stats.union_weights += 1;
-                    scratch.acc.add(&dwa.weights[w as usize]);
+                    dwa.weights[w as usize].or_window(&mut words, lo_w);
                 }
             }
-            let mut words = Vec::new();
-            let first = scratch.acc.take_bits(&mut words);
-            unions.insert(key, UnionBits { first, words: words.into_boxed_slice() })
+            unions.insert(key, UnionBits { first: lo_w, words: words.into_boxed_slice() })
         }
     };
     scratch.unions.push(union);
-    Passing::Union(scratch.unions.len() as u32 - 1)
+    let i = scratch.unions.len() as u32 - 1;
+    scratch.windows.insert((p, lo_w as u32, len as u32), i);
+    i
 }
 
 #[cfg(test)]

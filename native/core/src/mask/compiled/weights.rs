@@ -137,6 +137,28 @@ impl ClassSet {
     }
 }
 
+impl ClassSet {
+    /// `window |= self` on the words `lo_w..lo_w + window.len()`.
+    pub fn or_window(&self, window: &mut [u32], lo_w: usize) {
+        match self {
+            ClassSet::Ranges(r) => {
+                let base = lo_w * 32;
+                for (a, b) in Self::ranges_in(r, base, base + window.len() * 32) {
+                    for_words(a - base, b - base, |i, m| window[i] |= m);
+                }
+            }
+            ClassSet::Bits { first, words } => {
+                let first = *first as usize;
+                let from = lo_w.max(first);
+                let to = (lo_w + window.len()).min(first + words.len());
+                for i in from..to {
+                    window[i - lo_w] |= words[i - first];
+                }
+            }
+        }
+    }
+}
+
 /// `result |= live & bits`, where `bits` holds the words `first..` of a class
 /// set and `live` the words `lo_w..`.
 #[inline]
@@ -157,13 +179,6 @@ pub struct Accumulator {
     /// Touched words: `lo..hi` (empty when `lo >= hi`).
     lo: usize,
     hi: usize,
-}
-
-/// Room for no classes (the runtime's scratch resizes it to the grammar's).
-impl Default for Accumulator {
-    fn default() -> Self {
-        Accumulator::new(0)
-    }
 }
 
 impl Accumulator {
@@ -206,19 +221,6 @@ impl Accumulator {
                 self.touch(first, first + words.len());
             }
         }
-    }
-
-    /// Appends the words of the set accumulated so far to `out` and returns
-    /// the first one's index (see [`add_masked_bits`]); the accumulator is
-    /// empty afterwards.
-    pub fn take_bits(&mut self, out: &mut Vec<u32>) -> usize {
-        if self.lo >= self.hi {
-            return 0;
-        }
-        out.extend_from_slice(&self.words[self.lo..self.hi]);
-        let first = self.lo;
-        self.clear();
-        first
     }
 
     /// Zero the touched words.
@@ -367,6 +369,11 @@ mod tests {
                 expect[lo_w + j] |= window[j] & dense(&a, j);
             }
             prop_assert_eq!(result, expect);
+            // OR into a window.
+            let mut got = window.to_vec();
+            sa.or_window(&mut got, lo_w);
+            let want: Vec<u32> = window.iter().enumerate().map(|(j, &w)| w | dense(&a, j)).collect();
+            prop_assert_eq!(got, want);
         }
     }
 }
