@@ -54,7 +54,12 @@ fn main() {
     let mut mask_us = Vec::new();
     let mut commit_us = Vec::new();
     // `INPUT=file`: follow that text (longest vocabulary token first) instead of random walks.
+    // (`.ids`: token ids separated by spaces, as a tokenizer made them.)
     let input: Option<Vec<u32>> = std::env::var("INPUT").ok().map(|path| {
+        if path.ends_with(".ids") {
+            let text = std::fs::read_to_string(path).expect("input");
+            return text.split_whitespace().map(|t| t.parse().expect("token id")).collect();
+        }
         let text = std::fs::read(path).expect("input");
         let mut by_bytes = std::collections::HashMap::new();
         for id in 0..c.vocab.len() {

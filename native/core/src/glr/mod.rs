@@ -215,7 +215,7 @@ impl<'a> Parser<'a> {
         for &(t, _) in self.g.lexer.configs.emits(head.config) {
             if live.ignored[t.index()] {
                 result = self.live_boundary(gss, head.node, end);
-            } else {
+            } else if live.may_end[t.index()] {
                 let tops = self.shift(gss, &[head.node], t);
                 result = tops.iter().any(|&top| self.live_boundary(gss, top, end));
                 gss.truncate(cp);

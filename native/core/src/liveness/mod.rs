@@ -85,6 +85,8 @@ pub struct Liveness {
     pub boundary_index: Vec<u32>,
     /// Per terminal: ignored terminals never reach the parser.
     pub ignored: Vec<bool>,
+    /// Per terminal: whether some sentence ends with it (see `grammar::adjacent::sentence_ends`).
+    pub may_end: Vec<bool>,
     /// Per lexer configuration: which set in `first_reach_sets`.
     first_reach_of: Vec<u32>,
     /// `(terminal, lexical state after it)` for every way the lexeme in
@@ -220,6 +222,7 @@ impl Liveness {
             end,
             boundary_index,
             ignored,
+            may_end: crate::grammar::adjacent::sentence_ends(g),
             first_reach_of,
             first_reach_sets,
             enter_start,
