@@ -246,7 +246,6 @@ impl<'a> BranchDfa<'a> {
         }
     }
 
-    /// Memory held, with the sequence trie (a node and its index entry).
     /// `seq` followed by terminal `t`, or `None` when no sentence has the two
     /// terminals side by side.
     #[inline]
@@ -259,6 +258,7 @@ impl<'a> BranchDfa<'a> {
         Some(self.seqs.child(seq, t))
     }
 
+    /// Memory held, with the sequence trie (a node and its index entry).
     fn held_bytes(&self) -> usize {
         self.bytes + self.seqs.nodes.len() * 40
     }
@@ -408,6 +408,7 @@ struct WalkInput<'a> {
     cache: Option<&'a InteriorCache>,
     /// Per terminal: its shape and cache slot, made on first use.
     shapes: Vec<std::sync::OnceLock<(TerminalShape, u32)>>,
+    /// Shared by the workers' lazy DFAs (`None` past `MAX_ADJACENCY_BITS`).
     adjacency: Option<Adjacency>,
 }
 
