@@ -36,16 +36,6 @@ impl Adjacency {
             return None;
         }
         let first = first_sets(g);
-        let first_of = |s: Symbol| -> Vec<u32> {
-            match s {
-                Symbol::T(a) => {
-                    let mut set = BitSet::new(t);
-                    set.insert(a.index());
-                    set.words().to_vec()
-                }
-                Symbol::N(a) => first[a.index()].words().to_vec(),
-            }
-        };
         // FOLLOW(A) ⊇ FIRST(Y) for `… A Y …`, ⊇ FOLLOW(B) when A ends a
         // production of B: the constant parts first, then the inclusions
         // along a worklist.
@@ -55,7 +45,7 @@ impl Adjacency {
             for (i, &x) in p.rhs.iter().enumerate() {
                 let Symbol::N(a) = x else { continue };
                 match p.rhs.get(i + 1) {
-                    Some(&y) => union_words(follow[a.index()].words_mut(), &first_of(y)),
+                    Some(&y) => add_first(&mut follow[a.index()], y, &first),
                     None => ends_of[p.lhs.index()].push(a.index()),
                 }
             }
@@ -66,8 +56,10 @@ impl Adjacency {
             for (i, &x) in p.rhs.iter().enumerate() {
                 let Symbol::T(a) = x else { continue };
                 match p.rhs.get(i + 1) {
-                    Some(&y) => union_words(successors[a.index()].words_mut(), &first_of(y)),
-                    None => union_words(successors[a.index()].words_mut(), follow[p.lhs.index()].words()),
+                    Some(&y) => add_first(&mut successors[a.index()], y, &first),
+                    None => {
+                        successors[a.index()].union_with(&follow[p.lhs.index()]);
+                    }
                 }
             }
         }
@@ -106,9 +98,15 @@ pub fn sentence_ends(g: &NormalGrammar) -> Vec<bool> {
     ends
 }
 
-fn union_words(into: &mut [u32], from: &[u32]) {
-    for (a, b) in into.iter_mut().zip(from) {
-        *a |= b;
+/// `set ⊇ FIRST(y)`.
+fn add_first(set: &mut BitSet, y: Symbol, first: &[BitSet]) {
+    match y {
+        Symbol::T(b) => {
+            set.insert(b.index());
+        }
+        Symbol::N(b) => {
+            set.union_with(&first[b.index()]);
+        }
     }
 }
 
