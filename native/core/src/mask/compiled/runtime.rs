@@ -40,8 +40,9 @@ pub struct StaticScratch {
     /// only its classes differ, so each frame's checks are read once per
     /// mask, and their weights are read as one union per window (see `check_unions`).
     passing: FxHashMap<(NodeId, u32), Passing>,
-    /// Per `Passing::Several`: `[q, bitmask of passing checks]`.
-    patterns: Vec<Vec<u64>>,
+    /// The `Passing::Several` patterns, one after another: `q`, then the
+    /// bitmask of its passing checks (`checks.len().div_ceil(64)` words).
+    patterns: Vec<u64>,
     /// The union of a pattern's weights on a window `(pattern, lo_w, len)`
     /// of class words, as an index into `unions`.
     windows: FxHashMap<(u32, u32, u32), u32>,
@@ -55,8 +56,8 @@ enum Passing {
     None,
     /// One weight passes.
     Weight(u32),
-    /// Several do: `patterns[i]`, read as the union of their weights on
-    /// the live set's window.
+    /// Several do: the pattern at `patterns[i..]`, read as the union of
+    /// their weights on the live set's window.
     Several(u32),
 }
 
@@ -217,24 +218,27 @@ fn passing_checks(
     scratch: &mut StaticScratch,
 ) -> Passing {
     let checks = &dwa.states[q as usize].checks;
-    let mut pattern = vec![0u64; 1 + checks.len().div_ceil(64)];
-    pattern[0] = q as u64;
+    // Written straight into `patterns`, kept only when several checks pass.
+    let at = scratch.patterns.len();
+    scratch.patterns.push(q as u64);
+    scratch.patterns.resize(at + 1 + checks.len().div_ceil(64), 0);
+    let pattern = &mut scratch.patterns[at + 1..];
     let (mut count, mut last) = (0, 0);
     for (i, &(set, w)) in checks.iter().enumerate() {
         let set = &dwa.check_sets[set as usize];
         if set.iter().any(|&(nt, lex)| parser.summary_bit(gss, node, nt, lex as usize)) {
-            pattern[1 + i / 64] |= 1 << (i % 64);
+            pattern[i / 64] |= 1 << (i % 64);
             count += 1;
             last = w;
         }
     }
+    if count < 2 {
+        scratch.patterns.truncate(at);
+    }
     match count {
         0 => Passing::None,
         1 => Passing::Weight(last),
-        _ => {
-            scratch.patterns.push(pattern);
-            Passing::Several(scratch.patterns.len() as u32 - 1)
-        }
+        _ => Passing::Several(at as u32),
     }
 }
 
@@ -254,7 +258,9 @@ fn window_union(
     if let Some(&i) = scratch.windows.get(&(p, lo_w as u32, len as u32)) {
         return i;
     }
-    let pattern = &scratch.patterns[p as usize];
+    let q = scratch.patterns[p as usize] as usize;
+    let checks = &dwa.states[q].checks;
+    let pattern = &scratch.patterns[p as usize..p as usize + 1 + checks.len().div_ceil(64)];
     let key = &mut scratch.union_key;
     key.clear();
     key.extend_from_slice(&[pattern[0], lo_w as u64, len as u64]);
@@ -262,7 +268,6 @@ fn window_union(
     let union = match unions.get(key) {
         Some(union) => union,
         None => {
-            let checks = &dwa.states[pattern[0] as usize].checks;
             let mut words = vec![0u32; len];
             for (i, &(_, w)) in checks.iter().enumerate() {
                 if pattern[1 + i / 64] >> (i % 64) & 1 != 0 {
