@@ -11,6 +11,12 @@ use glrmask_core::frontend::ebnf::{parse_ebnf, parse_ebnf_unfused};
 use glrmask_core::vocab::loaders::hf;
 use glrmask_core::{CompileLimits, CompiledGrammar, Constraint, Optimization};
 
+// The allocator the Python extension uses: glibc's malloc, after a compile
+// freed millions of small blocks, took up to 2 ms for one hash-table growth
+// in a mask.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() {
     let (flags, args): (Vec<String>, Vec<String>) = std::env::args().partition(|a| a.starts_with("--"));
     let has = |f: &str| flags.iter().any(|a| a == f);
@@ -79,32 +85,36 @@ fn main() {
         out
     });
     let mut seed = 12345u64;
+    // One mask buffer for every step, as a serving loop keeps one.
+    let mut m = glrmask_core::mask::TokenMask::new(c.vocab.len());
     for _ in 0..walks {
         let mut s = c.start();
         for step in 0..steps {
             let t = Instant::now();
-            let m = s.mask();
+            s.fill_mask(&mut m);
             let mut us = t.elapsed().as_secs_f64() * 1e6;
             // `MASK_REPEAT=n`: compute each mask n times (to profile masks),
             // and report the fastest (to compare builds on a busy machine).
             for _ in 1..mask_repeat {
                 let t = Instant::now();
-                let _ = s.mask();
+                s.fill_mask(&mut m);
                 us = us.min(t.elapsed().as_secs_f64() * 1e6);
             }
             mask_us.push(us);
             if us > slow_us {
                 println!("slow mask {us:.0}µs step {step} {:?} allowed {}", s.static_walk_stats(), m.count());
             }
-            let allowed: Vec<usize> = m.iter().collect();
-            if allowed.is_empty() {
+            // No `Vec` of the allowed ids: at 68k ids it is a fresh mmap per
+            // step, whose page faults left the next mask's caches cold.
+            let allowed = m.count();
+            if allowed == 0 {
                 break;
             }
             seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
             let tok = match &input {
                 Some(ids) if step < ids.len() => ids[step] as usize,
                 Some(_) => break,
-                None => allowed[(seed >> 33) as usize % allowed.len()],
+                None => m.iter().nth((seed >> 33) as usize % allowed).expect("allowed"),
             };
             let t = Instant::now();
             s.commit_token(tok as u32).expect("commit");
