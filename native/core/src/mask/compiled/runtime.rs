@@ -29,12 +29,20 @@ pub struct StaticScratch {
     /// Counters of the last mask (for profiling).
     pub stats: WalkStats,
     result: BitSet,
+    /// The class words of the walk, in one buffer that every mask reuses
+    /// (no allocation per frame): the live set of each pending frame and
+    /// the classes seen at each (node, DWA state).
+    words: Vec<u32>,
     /// Classes already carried to (node, DWA state), per span start, stored
-    /// relative to it. Spans of different configurations that overlap
-    /// without sharing a start keep separate entries: then a class may be
-    /// walked twice there, which costs time but changes no result.
-    seen: FxHashMap<(NodeId, u32, u32), Vec<u32>>,
-    stack: Vec<(NodeId, u32, Vec<u32>)>,
+    /// relative to it: `(offset, length)` in `words`. Spans of different
+    /// configurations that overlap without sharing a start keep separate
+    /// entries: then a class may be walked twice there, which costs time but
+    /// changes no result.
+    seen: FxHashMap<(NodeId, u32, u32), (u32, u32)>,
+    /// Pending frames: node, DWA state, offset of the live set in `words`.
+    stack: Vec<(NodeId, u32, u32)>,
+    /// The live set of the frame being read.
+    live: Vec<u32>,
     /// The classes of the summary checks that pass at (node, DWA state):
     /// every span of a head walks the same frames with the same DWA states,
     /// only its classes differ, so each frame's checks are read once per
@@ -99,32 +107,48 @@ pub fn static_mask(
         scratch.result = BitSet::new(k);
     }
     scratch.result.clear();
+    scratch.words.clear();
     scratch.seen.clear();
     scratch.passing.clear();
     scratch.patterns.clear();
     scratch.windows.clear();
     scratch.unions.clear();
     scratch.stats = WalkStats { heads: heads.len(), ..Default::default() };
+    let mut live = std::mem::take(&mut scratch.live);
     for h in heads {
         for span in &classes.config_spans[h.config.index()] {
             scratch.stats.spans += 1;
             let lo = span.lo;
             let (lo_w, hi_w) = (lo as usize / 32, (span.hi as usize).div_ceil(32));
-            let mut live = vec![0u32; hi_w - lo_w];
-            for &(a, b) in &span.ranges {
-                set_range(&mut live, a as usize - lo_w * 32, b as usize - lo_w * 32);
-            }
+            let n = hi_w - lo_w;
             let q = dwa.start[gss.state(h.node).index()];
             if q == NONE {
                 continue;
             }
-            scratch.stack.push((h.node, q, live));
-            while let Some((node, q, mut live)) = scratch.stack.pop() {
+            let at = scratch.words.len();
+            scratch.words.resize(at + n, 0);
+            for &(a, b) in &span.ranges {
+                set_range(&mut scratch.words[at..], a as usize - lo_w * 32, b as usize - lo_w * 32);
+            }
+            scratch.stack.push((h.node, q, at as u32));
+            while let Some((node, q, at)) = scratch.stack.pop() {
+                live.clear();
+                live.extend_from_slice(&scratch.words[at as usize..at as usize + n]);
                 // Only classes not already carried to this (node, state).
-                let seen = scratch.seen.entry((node, q, lo)).or_insert_with(|| vec![0; live.len()]);
-                if seen.len() < live.len() {
-                    seen.resize(live.len(), 0);
+                let words = &mut scratch.words;
+                let (seen_at, seen_len) = scratch.seen.entry((node, q, lo)).or_insert_with(|| {
+                    words.resize(words.len() + n, 0);
+                    ((words.len() - n) as u32, n as u32)
+                });
+                if (*seen_len as usize) < n {
+                    // A longer span with the same start: the seen set moves to a longer place.
+                    let from = *seen_at as usize..(*seen_at + *seen_len) as usize;
+                    *seen_at = words.len() as u32;
+                    *seen_len = n as u32;
+                    words.extend_from_within(from);
+                    words.resize(*seen_at as usize + n, 0);
                 }
+                let seen = &mut words[*seen_at as usize..*seen_at as usize + n];
                 let mut fresh = 0;
                 for (a, s) in live.iter_mut().zip(seen.iter_mut()) {
                     *a &= !*s;
@@ -190,7 +214,8 @@ pub fn static_mask(
                     for &parent in parents {
                         let q2 = dwa.next(q, gss.state(parent));
                         if q2 != NONE {
-                            scratch.stack.push((parent, q2, live.clone()));
+                            scratch.stack.push((parent, q2, scratch.words.len() as u32));
+                            scratch.words.extend_from_slice(&live);
                         }
                     }
                     break;
@@ -198,6 +223,7 @@ pub fn static_mask(
             }
         }
     }
+    scratch.live = live;
     for class in scratch.result.iter() {
         scratch.stats.classes += 1;
         match &classes.tokens[class] {
