@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 
 from . import report
+from .recheck import recheck_md
 from .report import ENGINE_ORDER, HEADER, md_table, ms, us
 
 TARGETS = {"mask_p50": 5e3, "mask_p99": 20e3, "mask_max": 50e3, "commit_p50": 3e3, "compile_p50": 100e6}
@@ -204,6 +205,7 @@ def jsb_md(meta, records, tokenizer, viol) -> str:
     for e, rs in by.items():
         parts.append(f"- **{e}**: {_failure_summary(rs)}")
     parts.append("")
+    parts += recheck_md(meta.get("rechecks", []), "jsb")
     parts += _violation_section([v for v in viol if v["suite"] == "jsb"])
     return "\n".join(parts)
 
@@ -299,6 +301,7 @@ def cfg_md(meta, records, tokenizer, viol) -> str:
             else:
                 parts.append(f"- {r['group']}: no measurement ({r['status']}: {_limit_name(r['error'])})")
     parts.append("")
+    parts += recheck_md(meta.get("rechecks", []), "cfg")
     parts += _violation_section([v for v in viol if v["suite"] == "cfg"])
     return "\n".join(parts)
 
