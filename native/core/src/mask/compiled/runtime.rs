@@ -33,12 +33,13 @@ pub struct StaticScratch {
     /// (no allocation per frame): the live set of each pending frame and
     /// the classes seen at each (node, DWA state).
     words: Vec<u32>,
-    /// Classes already carried to (node, DWA state), per span start, stored
-    /// relative to it: `(offset, length)` in `words`. Spans of different
-    /// configurations that overlap without sharing a start keep separate
+    /// Classes already carried to (node, DWA state), per span (its first
+    /// class and its length in words), stored relative to the span's first
+    /// word: the offset of its words in `words`. Spans of different
+    /// configurations that overlap without being equal keep separate
     /// entries: then a class may be walked twice there, which costs time but
     /// changes no result.
-    seen: FxHashMap<(NodeId, u32, u32), (u32, u32)>,
+    seen: FxHashMap<(NodeId, u32, u32, u32), u32>,
     /// Pending frames: node, DWA state, offset of the live set in `words`.
     stack: Vec<(NodeId, u32, u32)>,
     /// The live set of the frame being read.
@@ -136,19 +137,11 @@ pub fn static_mask(
                 live.extend_from_slice(&scratch.words[at as usize..at as usize + n]);
                 // Only classes not already carried to this (node, state).
                 let words = &mut scratch.words;
-                let (seen_at, seen_len) = scratch.seen.entry((node, q, lo)).or_insert_with(|| {
+                let seen_at = *scratch.seen.entry((node, q, lo, n as u32)).or_insert_with(|| {
                     words.resize(words.len() + n, 0);
-                    ((words.len() - n) as u32, n as u32)
-                });
-                if (*seen_len as usize) < n {
-                    // A longer span with the same start: the seen set moves to a longer place.
-                    let from = *seen_at as usize..(*seen_at + *seen_len) as usize;
-                    *seen_at = words.len() as u32;
-                    *seen_len = n as u32;
-                    words.extend_from_within(from);
-                    words.resize(*seen_at as usize + n, 0);
-                }
-                let seen = &mut words[*seen_at as usize..*seen_at as usize + n];
+                    (words.len() - n) as u32
+                }) as usize;
+                let seen = &mut words[seen_at..seen_at + n];
                 let mut fresh = 0;
                 for (a, s) in live.iter_mut().zip(seen.iter_mut()) {
                     *a &= !*s;
