@@ -1,11 +1,12 @@
 """Rechecking the slowest masks: is a maximum the engine's work or the machine's?
 
-On a shared machine one mask in tens of thousands can take 50–100 µs because the thread was interrupted or the
-host took the CPU away (a VM's steal time is counted as the guest thread's CPU time, so the CPU-time column does
-not filter it). For each engine's slowest masks we rerun the same workload, from a fresh compile in a fresh
-isolated child, over the same token sequences, a few times, and read the same step again. A mask whose reruns are
-as slow as the first measurement is slow by itself; one whose reruns are fast was slow by accident. The tables
-keep the raw maximum; the recheck is reported beside it, never instead of it.
+On a shared machine one mask in tens of thousands can take 50–300 µs because the thread was interrupted: this
+VM's kernel charges interrupt handling to the interrupted thread (no IRQ time accounting), and host work done
+while the vCPU is stopped reads as guest time too, so the CPU-time column does not filter it. For each engine's
+slowest masks we rerun the same workload, from a fresh compile in a fresh isolated child, over the same token
+sequences, a few times, and read the same step again. A mask whose reruns are as slow as the first measurement
+is slow by itself; one whose reruns are fast was slow by accident. The tables keep the raw maximum; the recheck
+is reported beside it, never instead of it.
 """
 
 from __future__ import annotations
@@ -105,7 +106,7 @@ def recheck_md(rows: list[dict], suite: str) -> list[str]:
         "",
         "Each engine's slowest masks (first masks excluded), rerun from a fresh compile in a fresh process over the "
         "same tokens; `reruns` are that step's times there. A step slow in every rerun is slow by itself; one fast in "
-        "its reruns was interrupted (a 2-core shared VM: steal time reads as the thread's own CPU time).",
+        "its reruns was interrupted (a 2-core shared VM: interrupts and host work read as the thread's CPU time).",
         "",
     ]
     table = []
