@@ -31,13 +31,12 @@ import numpy as np  # noqa: E402
 from glrbench import report  # noqa: E402
 from glrbench.engines import EOS_ID, Glrmask, Llguidance, OutlinesCore, Xgrammar, engine_versions  # noqa: E402
 from glrbench.isolate import run_isolated  # noqa: E402
-from glrbench.measure import measure_job  # noqa: E402
+from glrbench.measure import measure_isolated  # noqa: E402
 from glrbench.recheck import recheck  # noqa: E402
+from glrbench.workloads import DATA, cfg_cases, jsb_sample, jsb_warmup, sha256  # noqa: E402
 
 # The engines whose slowest masks are rerun (issue 5's targets are theirs).
 RECHECKED = ["glrmask-static", "glrmask-static-warm"]
-from glrbench.workloads import DATA, cfg_cases, jsb_sample, jsb_warmup, sha256  # noqa: E402
-
 TOKENIZER = DATA / "tokenizers" / "deepseek_v3_tokenizer.json"
 O200K = DATA / "tokenizers" / "o200k_base.tiktoken"
 VOCAB_SIZE = 129_280
@@ -182,20 +181,14 @@ def run_cases(cases, engines, args, dynamic_steps: int) -> list[dict]:
                 rec["status"] = "unsupported"
                 records.append(rec)
                 continue
-            job = measure_job(
+            out = measure_isolated(
                 eng,
                 case.workload,
                 case.sequences,
                 case.complete,
+                args,
                 mask_steps=dynamic_steps if name == "glrmask-dynamic" else None,
-                seed=args.seed,
-                run_budget_s=args.run_budget,
-            )
-            out = run_isolated(
-                job,
-                compile_timeout=args.outlines_compile_timeout if name == "outlines-core" else args.compile_timeout,
-                run_timeout=args.run_timeout,
-                mem_limit=int(args.mem_limit_gb * 2**30),
+                compile_timeout=args.outlines_compile_timeout if name == "outlines-core" else None,
             )
             compiled = bool(out["messages"])
             if compiled:

@@ -10,7 +10,7 @@ import time
 import numpy as np
 
 from .engines import EOS_ID, Engine, Workload
-from .isolate import Memory
+from .isolate import Memory, run_isolated
 
 
 def measure_job(
@@ -103,3 +103,25 @@ def measure_job(
         return {"compile_ns": compile_ns, "peak_mem": mem.peak_delta(), "instances": instances, "describe": describe}
 
     return job
+
+
+def measure_isolated(
+    engine: Engine,
+    workload: Workload,
+    sequences: list[list[int]],
+    complete: list[bool],
+    args,
+    mask_steps: int | None = None,
+    compile_timeout: float | None = None,
+) -> dict:
+    """``measure_job`` run in an isolated child under the run's limits (``args``: seed, run budget, timeouts,
+    memory cap); ``run_isolated``'s outcome."""
+    job = measure_job(
+        engine, workload, sequences, complete, mask_steps=mask_steps, seed=args.seed, run_budget_s=args.run_budget
+    )
+    return run_isolated(
+        job,
+        compile_timeout=args.compile_timeout if compile_timeout is None else compile_timeout,
+        run_timeout=args.run_timeout,
+        mem_limit=int(args.mem_limit_gb * 2**30),
+    )

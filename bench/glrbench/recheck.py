@@ -15,8 +15,7 @@ import statistics
 from collections import defaultdict
 
 from . import report
-from .isolate import run_isolated
-from .measure import measure_job
+from .measure import measure_isolated
 
 
 def slowest_steps(records: list[dict], engine: str, n: int, per_group: bool) -> list[tuple[int, dict, int, int]]:
@@ -57,20 +56,7 @@ def recheck(
         for group in by_workload.values():
             rec = group[0][1]
             for _ in range(args.recheck_runs):
-                job = measure_job(
-                    engines[name],
-                    rec["workload_obj"],
-                    rec["sequences"],
-                    rec["complete"],
-                    seed=args.seed,
-                    run_budget_s=args.run_budget,
-                )
-                out = run_isolated(
-                    job,
-                    compile_timeout=args.compile_timeout,
-                    run_timeout=args.run_timeout,
-                    mem_limit=int(args.mem_limit_gb * 2**30),
-                )
+                out = measure_isolated(engines[name], rec["workload_obj"], rec["sequences"], rec["complete"], args)
                 if out["status"] != "ok":
                     continue
                 instances = out["result"]["instances"]
