@@ -246,10 +246,13 @@ impl<'a> BranchDfa<'a> {
         }
     }
 
-    /// `seq` followed by terminal `t`, or `None` when no sentence has the two
-    /// terminals side by side.
+    /// `seq` followed by terminal `t` (`seq` itself when `t` is ignored), or
+    /// `None` when no sentence has the two terminals side by side.
     #[inline]
     fn extend(&mut self, seq: SeqId, t: TerminalId) -> Option<SeqId> {
+        if self.g.liveness.ignored[t.index()] {
+            return Some(seq);
+        }
         if let Some(adj) = self.adjacency {
             if seq != ROOT_SEQ && !adj.may_follow(self.seqs.terminal(seq).index(), t.index()) {
                 return None;
@@ -303,7 +306,6 @@ impl<'a> BranchDfa<'a> {
             return DEAD; // the key's walk fails in `walk_keys`
         }
         let lexer = &self.g.lexer;
-        let live = &self.g.liveness;
         let mut expanded: Vec<Branch> = Vec::new();
         for i in 0..self.sets[s as usize].len() {
             let (seq, cfg, designated) = self.sets[s as usize][i];
@@ -312,8 +314,7 @@ impl<'a> BranchDfa<'a> {
                 if designated != FREE && t.0 != designated {
                     continue;
                 }
-                let s2 = if live.ignored[t.index()] { Some(seq) } else { self.extend(seq, t) };
-                if let Some(s2) = s2 {
+                if let Some(s2) = self.extend(seq, t) {
                     expanded.push((s2, f, FREE));
                 }
             }
@@ -354,8 +355,7 @@ impl<'a> BranchDfa<'a> {
                     if designated != FREE && x.0 != designated {
                         continue;
                     }
-                    let s2 = if live.ignored[x.index()] { Some(seq) } else { self.extend(seq, x) };
-                    if let Some(s2) = s2 {
+                    if let Some(s2) = self.extend(seq, x) {
                         outcome.push((s2, f));
                     }
                 }

@@ -135,9 +135,7 @@ impl ClassSet {
             ClassSet::Bits { first, words } => add_masked_bits(result, live, lo_w, *first as usize, words),
         }
     }
-}
 
-impl ClassSet {
     /// `window |= self` on the words `lo_w..lo_w + window.len()`.
     pub fn or_window(&self, window: &mut [u32], lo_w: usize) {
         match self {
