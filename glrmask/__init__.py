@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import enum
 
-from glrmask._internal import Constraint, ConstraintState, ExactToken, ExactTokens, Grammar, Vocab
+from glrmask._internal import Constraint, ConstraintState, ExactToken, ExactTokens, Grammar, Vocab, default_limits
 from glrmask._internal import __version__ as __version__
 from glrmask.errors import (
     GlrmaskError,
@@ -61,6 +61,7 @@ __all__ = [
     "Constraint",
     "ConstraintState",
     "Optimization",
+    "default_limits",
     "GlrmaskError",
     "GrammarError",
     "SchemaError",

@@ -201,6 +201,8 @@ class Grammar:
         format_assertion: bool = True,
         lenient: bool = False,
         max_exact_length: int = 512,
+        max_depth: int = 64,
+        max_work: int = 1_000_000,
     ) -> Grammar:
         """A JSON Schema (dict, JSON string, or pydantic model class) as a grammar.
 
@@ -210,7 +212,10 @@ class Grammar:
         overrides it with a regex. ``lenient``
         over-approximates unenforceable keywords and lists them in
         ``ignored_keywords`` (and logs them); otherwise they raise ``SchemaError``
-        naming the keyword and its JSON pointer (``.path``).
+        naming the keyword and its JSON pointer (``.path``). The conversion's
+        own bounds: ``max_exact_length`` (largest ``minLength``/``maxLength``
+        counted exactly), ``max_depth`` (nesting the converter recurses
+        through), ``max_work`` (schema nodes and intersections built).
         """
 
     @staticmethod
@@ -233,12 +238,18 @@ class Grammar:
         vocab: Vocab,
         end_tokens: ExactToken | ExactTokens | Iterable[_EndToken] | None = None,
         optimization: Any = None,
+        *,
+        limits: dict[str, int] | None = None,
     ) -> Constraint:
         """Compile against ``vocab``.
 
         ``end_tokens``: token ids or ``ExactToken``/``ExactTokens`` handles of
         this same vocabulary (``VocabError`` otherwise), allowed only where the
         grammar accepts. ``optimization``: a ``glrmask.Optimization`` or its value.
+        ``limits``: ``{name: value}`` over :func:`default_limits`, the resource
+        bounds a ``LimitError`` names (an unknown name raises ``LimitError``).
+        They bound work not yet done: a grammar's tables, once compiled, are
+        reused by later compiles whatever their limits.
         """
 
     def describe(self) -> str:
@@ -322,3 +333,6 @@ class ConstraintState:
 
     def _oracle_mask(self) -> npt.NDArray[np.bool_]:
         """The brute-force mask, bool, shape ``(vocab_size,)``: slow, for tests."""
+
+def default_limits() -> dict[str, int]:
+    """Every compile limit (``Grammar.compile(limits=...)``) by name, with its default."""

@@ -12,8 +12,9 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::glr::{Checkpoint, Gss, Head, Parser, ROOT};
 use crate::grammar::quote_bytes;
 use crate::ids::{TerminalId, TokenId};
+use crate::limits::Limits;
 use crate::mask::compiled::runtime::{static_mask, StaticScratch};
-use crate::mask::compiled::{StaticLimits, StaticTables};
+use crate::mask::compiled::StaticTables;
 use crate::mask::dynamic::{dynamic_mask, DynamicScratch};
 use crate::mask::exact::{add_exact_tokens, ExactTokenMap};
 use crate::mask::oracle::oracle_mask;
@@ -79,6 +80,18 @@ impl Constraint {
         end_tokens: &[u32],
         optimization: Optimization,
     ) -> Result<Arc<Constraint>> {
+        Constraint::with_limits(grammar, vocab, end_tokens, optimization, &Limits::default())
+    }
+
+    /// As [`Constraint::new`], under `limits` (its Static and runtime parts;
+    /// `limits.compile` is for [`CompiledGrammar::compile`]).
+    pub fn with_limits(
+        grammar: Arc<CompiledGrammar>,
+        vocab: Arc<Vocab>,
+        end_tokens: &[u32],
+        optimization: Optimization,
+        limits: &Limits,
+    ) -> Result<Arc<Constraint>> {
         let mut end = Vec::new();
         let mut set = BitSet::new(vocab.len());
         for &t in end_tokens {
@@ -98,15 +111,13 @@ impl Constraint {
         let mut fallback = None;
         let static_tables = match optimization {
             Optimization::FastBuild => None,
-            Optimization::FastRuntime => {
-                Some(Arc::new(StaticTables::build(&grammar, &vocab, &StaticLimits::default())?))
-            }
+            Optimization::FastRuntime => Some(Arc::new(StaticTables::build(&grammar, &vocab, &limits.static_engine)?)),
             Optimization::Auto | Optimization::Balanced => {
-                let mut limits = StaticLimits::default();
+                let mut static_limits = limits.static_engine.clone();
                 if optimization == Optimization::Balanced {
-                    limits.fuel /= 10;
+                    static_limits.fuel /= 10;
                 }
-                match StaticTables::build(&grammar, &vocab, &limits) {
+                match StaticTables::build(&grammar, &vocab, &static_limits) {
                     Ok(t) => Some(Arc::new(t)),
                     Err(e) if e.kind() == ErrorKind::Limit => {
                         fallback = Some(format!("static engine over budget, using dynamic: {}", e.message()));
@@ -125,7 +136,7 @@ impl Constraint {
             exact,
             engine,
             optimization,
-            limits: RuntimeLimits::default(),
+            limits: limits.runtime.clone(),
             static_tables,
             fallback,
         }))

@@ -52,9 +52,16 @@ impl Error {
         Error::new(
             ErrorKind::Limit,
             "limit_exceeded",
-            format!(
-                "limit `{limit}` exceeded: reached {reached}, maximum {maximum}; raise `{limit}` in the compile limits if this grammar is intended"
-            ),
+            format!("limit `{limit}` exceeded: reached {reached}, maximum {maximum}; {}", crate::limits::advice(limit)),
+        )
+    }
+
+    /// A work budget (`static_compile_fuel`) spent before the work was done.
+    pub fn budget_spent(limit: &'static str, budget: u64) -> Error {
+        Error::new(
+            ErrorKind::Limit,
+            "limit_exceeded",
+            format!("limit `{limit}` exceeded: all {budget} work units spent; {}", crate::limits::advice(limit)),
         )
     }
 

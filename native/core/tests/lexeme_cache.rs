@@ -13,6 +13,7 @@ use std::sync::Arc;
 
 use glrmask_core::frontend::json_schema::{json_schema_grammar, JsonSchemaOptions};
 use glrmask_core::mask::compiled::classes::TokenClasses;
+use glrmask_core::mask::compiled::Fuel;
 use glrmask_core::vocab::loaders::hf;
 use glrmask_core::{CompileLimits, CompiledGrammar, Constraint, Optimization, Vocab};
 use serde_json::json;
@@ -78,7 +79,7 @@ fn compile(schema: &serde_json::Value) -> Arc<CompiledGrammar> {
 }
 
 fn classes(g: &CompiledGrammar, vocab: &Vocab, use_cache: bool) -> TokenClasses {
-    let mut fuel = u64::MAX;
+    let mut fuel = Fuel::new(u64::MAX);
     TokenClasses::build(g, vocab, 1_000_000, 1 << 30, 2, use_cache, &mut fuel).expect("token classes")
 }
 

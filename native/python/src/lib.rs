@@ -512,15 +512,48 @@ impl Grammar {
         Grammar { ir: Arc::new(ir), compiled: OnceLock::new(), ignored: Vec::new() }
     }
 
-    fn compiled(&self, py: Python<'_>) -> PyResult<Arc<core::CompiledGrammar>> {
+    /// The compiled tables, built on first use. Limits bound work not yet
+    /// done: tables compiled once are reused under any limits.
+    fn compiled(&self, py: Python<'_>, limits: &core::CompileLimits) -> PyResult<Arc<core::CompiledGrammar>> {
         if let Some(c) = self.compiled.get() {
             return Ok(c.clone());
         }
-        let ir = self.ir.clone();
-        let compiled =
-            guard(py, move || core::CompiledGrammar::compile((*ir).clone(), &core::CompileLimits::default()))?;
+        let (ir, limits) = (self.ir.clone(), limits.clone());
+        let compiled = guard(py, move || core::CompiledGrammar::compile((*ir).clone(), &limits))?;
         Ok(self.compiled.get_or_init(|| Arc::new(compiled)).clone())
     }
+}
+
+/// `limits=` of `compile`: a mapping of limit name to a positive int over the defaults.
+fn parse_limits(obj: Option<&Bound<'_, PyAny>>) -> PyResult<core::Limits> {
+    let mut limits = core::Limits::default();
+    let Some(obj) = obj else { return Ok(limits) };
+    let map = obj.cast::<PyDict>().map_err(|_| {
+        pyo3::exceptions::PyTypeError::new_err(
+            "limits must be a dict of limit name to int (see glrmask.default_limits())",
+        )
+    })?;
+    for (k, v) in map.iter() {
+        let name: String =
+            k.extract().map_err(|_| pyo3::exceptions::PyTypeError::new_err("limit names must be str"))?;
+        let value: u64 = v.extract().map_err(|_| {
+            pyo3::exceptions::PyTypeError::new_err(format!("limit {name:?} must be a positive int, got {v}"))
+        })?;
+        limits.set(&name, value).map_err(|e| to_py_err(obj.py(), e))?;
+    }
+    Ok(limits)
+}
+
+/// Every compile limit by name, with its default (`Grammar.compile(limits=...)`
+/// takes any of these names).
+#[pyfunction]
+fn default_limits(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
+    let limits = core::Limits::default();
+    let d = PyDict::new(py);
+    for &name in core::limits::NAMES {
+        d.set_item(name, limits.get(name).map_err(|e| to_py_err(py, e))?)?;
+    }
+    Ok(d)
 }
 
 fn parse_optimization(obj: Option<&Bound<'_, PyAny>>) -> PyResult<core::Optimization> {
@@ -594,7 +627,7 @@ impl Grammar {
     #[staticmethod]
     #[pyo3(signature = (schema, *, whitespace="compact", max_whitespace=16, whitespace_pattern=None, indent=None,
         separators=None, any_order=false, strict=false, additional_properties_default=true,
-        format_assertion=true, lenient=false, max_exact_length=512))]
+        format_assertion=true, lenient=false, max_exact_length=512, max_depth=64, max_work=1_000_000))]
     #[allow(clippy::too_many_arguments)]
     fn from_json_schema(
         py: Python<'_>,
@@ -610,6 +643,8 @@ impl Grammar {
         format_assertion: bool,
         lenient: bool,
         max_exact_length: u32,
+        max_depth: usize,
+        max_work: usize,
     ) -> PyResult<Grammar> {
         let text = schema_text(py, schema)?;
         let ws = match (whitespace_pattern, whitespace) {
@@ -632,7 +667,8 @@ impl Grammar {
             format_assertion,
             lenient,
             max_exact_length,
-            ..Default::default()
+            max_depth,
+            max_work,
         };
         let (ir, ignored) = guard(py, move || {
             let value: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
@@ -693,17 +729,21 @@ impl Grammar {
     /// `ExactToken`/`ExactTokens` handles of this same vocabulary) are
     /// allowed only where the grammar accepts; committing one ends the
     /// sequence. A handle from another vocabulary raises `VocabError`.
-    #[pyo3(signature = (vocab, end_tokens=None, optimization=None))]
+    /// `limits`: `{name: value}` over `default_limits()`, the bounds a
+    /// `LimitError` names (unknown names raise `LimitError`).
+    #[pyo3(signature = (vocab, end_tokens=None, optimization=None, *, limits=None))]
     fn compile(
         &self,
         py: Python<'_>,
         vocab: &Vocab,
         end_tokens: Option<&Bound<'_, PyAny>>,
         optimization: Option<&Bound<'_, PyAny>>,
+        limits: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Constraint> {
         let optimization = parse_optimization(optimization)?;
+        let limits = parse_limits(limits)?;
         let end = end_tokens.map(extract_end_tokens).transpose()?.unwrap_or_default();
-        let compiled = self.compiled(py)?;
+        let compiled = self.compiled(py, &limits.compile)?;
         let vocab = vocab.inner.clone();
         let inner = guard(py, move || {
             for &(id, fingerprint) in &end {
@@ -717,14 +757,14 @@ impl Grammar {
                 }
             }
             let ids: Vec<u32> = end.iter().map(|&(id, _)| id).collect();
-            core::Constraint::new(compiled, vocab, &ids, optimization)
+            core::Constraint::with_limits(compiled, vocab, &ids, optimization, &limits)
         })?;
         Ok(Constraint { inner })
     }
 
     /// Sizes of the compiled tables, one per line.
     fn describe(&self, py: Python<'_>) -> PyResult<String> {
-        Ok(self.compiled(py)?.describe())
+        Ok(self.compiled(py, &core::CompileLimits::default())?.describe())
     }
 
     fn __str__(&self) -> String {
@@ -1061,6 +1101,7 @@ fn _internal(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Grammar>()?;
     m.add_class::<Constraint>()?;
     m.add_class::<ConstraintState>()?;
+    m.add_function(wrap_pyfunction!(default_limits, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     warm_numpy(m.py());
     Ok(())

@@ -22,6 +22,7 @@ use crate::sets::BitSet;
 use crate::vocab::Vocab;
 
 use super::interior::{Interior, InteriorCache, TerminalShape};
+use super::Fuel;
 
 /// A node of the terminal-sequence trie; 0 is the empty sequence.
 pub type SeqId = u32;
@@ -390,6 +391,8 @@ struct WalkResult {
 /// Limits shared by the walk workers, so one runaway key stops them all early.
 struct WalkBudget {
     fuel: std::sync::atomic::AtomicU64,
+    /// The error once `fuel` is gone (it names the whole budget).
+    fuel_spent: Error,
     classes: std::sync::atomic::AtomicUsize,
     max_classes: usize,
     /// Per worker: the bytes its lazy DFA may hold.
@@ -566,7 +569,7 @@ fn walk_keys(input: &WalkInput, worker: usize, workers: usize, budget: &WalkBudg
         }
         let spent = budget.fuel.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |f| Some(f.saturating_sub(visited)));
         if spent.unwrap_or(0) <= visited {
-            return Err(Error::limit("static_compile_fuel", 0, 0));
+            return Err(budget.fuel_spent.clone());
         }
         let total = budget.classes.fetch_add(classes.len(), Ordering::Relaxed) + classes.len();
         if total > budget.max_classes {
@@ -589,7 +592,7 @@ impl TokenClasses {
         max_walk_bytes: usize,
         threads: usize,
         use_cache: bool,
-        fuel: &mut u64,
+        fuel: &mut Fuel,
     ) -> Result<TokenClasses> {
         let lexer = &g.lexer;
         let live = &g.liveness;
@@ -624,7 +627,8 @@ impl TokenClasses {
         // sequence tries.
         let threads = threads.clamp(1, keys.len().max(1));
         let budget = WalkBudget {
-            fuel: std::sync::atomic::AtomicU64::new(*fuel),
+            fuel: std::sync::atomic::AtomicU64::new(fuel.left()),
+            fuel_spent: fuel.spent_error(),
             classes: std::sync::atomic::AtomicUsize::new(0),
             max_classes,
             max_walk_bytes: max_walk_bytes / threads,
@@ -653,7 +657,7 @@ impl TokenClasses {
                     .collect()
             })
         };
-        *fuel = budget.fuel.into_inner();
+        fuel.set_left(budget.fuel.into_inner());
         let mut seqs = SeqTrie::new();
         let mut per_key: Vec<KeyClasses> = (0..keys.len()).map(|_| Vec::new()).collect();
         for result in results {

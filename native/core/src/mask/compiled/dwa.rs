@@ -38,6 +38,7 @@ use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::classes::{SeqId, TokenClasses, ROOT_SEQ};
 use super::weights::{Accumulator, ClassSet};
+use super::Fuel;
 use crate::compile::CompiledGrammar;
 use crate::error::{Error, Result};
 use crate::ids::{LrStateId, NonterminalId};
@@ -167,10 +168,10 @@ struct Builder<'a> {
     /// Per nonterminal: `(LR state, goto target)`.
     gotos_by_nt: Vec<Vec<(LrStateId, LrStateId)>>,
     limits: DwaLimits,
-    fuel: &'a mut u64,
+    fuel: &'a mut Fuel,
 }
 
-pub fn build(g: &CompiledGrammar, classes: &TokenClasses, limits: &DwaLimits, fuel: &mut u64) -> Result<ParserDwa> {
+pub fn build(g: &CompiledGrammar, classes: &TokenClasses, limits: &DwaLimits, fuel: &mut Fuel) -> Result<ParserDwa> {
     let k = classes.num_classes();
     let mut gotos_by_nt = vec![Vec::new(); g.normal.nonterminals.len()];
     for (p, state) in g.lr.states.iter().enumerate() {
@@ -329,10 +330,7 @@ impl Builder<'_> {
                 continue;
             }
             self.visited[x as usize] = self.epoch;
-            *self.fuel = self.fuel.saturating_sub(1);
-            if *self.fuel == 0 {
-                return Err(Error::limit("static_compile_fuel", 0, 0));
-            }
+            self.fuel.spend(1)?;
             let s = self.syms[x as usize];
             match s.job {
                 Job::Pop { .. } | Job::Check { .. } | Job::Accept { .. } => out.push(x),

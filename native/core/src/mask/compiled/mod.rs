@@ -45,6 +45,44 @@ fn default_threads() -> usize {
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
 }
 
+/// The Static compile's work budget (`static_compile_fuel`), spent by its
+/// phases in turn.
+#[derive(Clone, Debug)]
+pub struct Fuel {
+    left: u64,
+    budget: u64,
+}
+
+impl Fuel {
+    pub fn new(budget: u64) -> Fuel {
+        Fuel { left: budget, budget }
+    }
+
+    pub fn left(&self) -> u64 {
+        self.left
+    }
+
+    /// Spend `n` units: an error once nothing is left.
+    #[inline]
+    pub fn spend(&mut self, n: u64) -> Result<()> {
+        if self.left <= n {
+            self.left = 0;
+            return Err(self.spent_error());
+        }
+        self.left -= n;
+        Ok(())
+    }
+
+    /// What is left after work counted elsewhere (the parallel walks).
+    pub fn set_left(&mut self, left: u64) {
+        self.left = left.min(self.budget);
+    }
+
+    pub fn spent_error(&self) -> crate::error::Error {
+        crate::error::Error::budget_spent("static_compile_fuel", self.budget)
+    }
+}
+
 impl Default for StaticLimits {
     fn default() -> Self {
         StaticLimits {
@@ -80,7 +118,7 @@ pub struct StaticTables {
 
 impl StaticTables {
     pub fn build(g: &CompiledGrammar, vocab: &Vocab, limits: &StaticLimits) -> Result<StaticTables> {
-        let mut fuel = limits.fuel;
+        let mut fuel = Fuel::new(limits.fuel);
         let t = Instant::now();
         let classes = TokenClasses::build(
             g,

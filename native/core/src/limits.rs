@@ -1,0 +1,163 @@
+//! Every resource limit a caller can set, by the name its error prints.
+//!
+//! A [`LimitError`](crate::ErrorKind::Limit) names the limit it hit; that same
+//! name sets it here ([`Limits::set`], Python's `compile(..., limits={name:
+//! value})`), so the advice an error gives can always be followed. The
+//! defaults bound work on grammars that arrive in API requests; raising one is
+//! the caller's decision that a large grammar is intended.
+
+use crate::compile::CompileLimits;
+use crate::constraint::RuntimeLimits;
+use crate::error::{Error, ErrorKind, Result};
+use crate::mask::compiled::StaticLimits;
+
+/// The limits of one compile: the grammar's tables, the Static engine's, and
+/// the runtime's.
+#[derive(Clone, Debug, Default)]
+pub struct Limits {
+    pub compile: CompileLimits,
+    pub static_engine: StaticLimits,
+    pub runtime: RuntimeLimits,
+}
+
+/// The names [`Limits::set`] accepts, in compile order.
+pub const NAMES: &[&str] = &[
+    "max_grammar_size",
+    "max_terminal_dfa_states",
+    "max_lexer_dfa_states",
+    "max_lexer_configs",
+    "max_lr_states",
+    "max_boundary_configs",
+    "max_liveness_exits",
+    "max_token_classes",
+    "max_token_walk_bytes",
+    "max_dwa_nfa_states",
+    "max_dwa_states",
+    "max_weight_bytes",
+    "static_compile_fuel",
+    "max_heads",
+];
+
+/// Limits that are options of the JSON Schema conversion instead.
+pub const JSON_SCHEMA_OPTIONS: &[&str] = &["max_exact_length", "max_depth", "max_work"];
+
+enum Slot<'a> {
+    Count(&'a mut usize),
+    Work(&'a mut u64),
+}
+
+impl Limits {
+    fn slot(&mut self, name: &str) -> Option<Slot<'_>> {
+        let c = &mut self.compile;
+        let s = &mut self.static_engine;
+        Some(match name {
+            "max_grammar_size" => Slot::Count(&mut c.normal.max_grammar_size),
+            "max_terminal_dfa_states" => Slot::Count(&mut c.lexer.max_terminal_dfa_states),
+            "max_lexer_dfa_states" => Slot::Count(&mut c.lexer.max_lexer_dfa_states),
+            "max_lexer_configs" => Slot::Count(&mut c.lexer.max_lexer_configs),
+            "max_lr_states" => Slot::Count(&mut c.lr.max_lr_states),
+            "max_boundary_configs" => Slot::Count(&mut c.liveness.max_boundary_configs),
+            "max_liveness_exits" => Slot::Count(&mut c.liveness.max_liveness_exits),
+            "max_token_classes" => Slot::Count(&mut s.max_token_classes),
+            "max_token_walk_bytes" => Slot::Count(&mut s.max_token_walk_bytes),
+            "max_dwa_nfa_states" => Slot::Count(&mut s.dwa.max_nfa_states),
+            "max_dwa_states" => Slot::Count(&mut s.dwa.max_dwa_states),
+            "max_weight_bytes" => Slot::Count(&mut s.dwa.max_weight_bytes),
+            "static_compile_fuel" => Slot::Work(&mut s.fuel),
+            "max_heads" => Slot::Count(&mut self.runtime.max_heads),
+            _ => return None,
+        })
+    }
+
+    /// Set the limit `name` (one of [`NAMES`]) to `value` (at least 1).
+    pub fn set(&mut self, name: &str, value: u64) -> Result<()> {
+        if value == 0 {
+            return Err(Error::new(ErrorKind::Limit, "invalid_limit", format!("limit `{name}` must be at least 1")));
+        }
+        match self.slot(name) {
+            Some(Slot::Count(x)) => *x = usize::try_from(value).unwrap_or(usize::MAX),
+            Some(Slot::Work(x)) => *x = value,
+            None => return Err(unknown(name)),
+        }
+        Ok(())
+    }
+
+    /// The value of the limit `name`.
+    pub fn get(&self, name: &str) -> Result<u64> {
+        match self.clone().slot(name) {
+            Some(Slot::Count(x)) => Ok(*x as u64),
+            Some(Slot::Work(x)) => Ok(*x),
+            None => Err(unknown(name)),
+        }
+    }
+}
+
+fn unknown(name: &str) -> Error {
+    let hint = if JSON_SCHEMA_OPTIONS.contains(&name) {
+        " (it is an option of the JSON Schema conversion, not of compile)".to_string()
+    } else {
+        String::new()
+    };
+    Error::new(
+        ErrorKind::Limit,
+        "unknown_limit",
+        format!("unknown limit `{name}`{hint}; the compile limits are: {}", NAMES.join(", ")),
+    )
+}
+
+/// How the caller can raise the limit `name`, for its error message.
+pub(crate) fn advice(name: &str) -> String {
+    if NAMES.contains(&name) {
+        format!(
+            "raise it in the compile limits (Python: `compile(..., limits={{\"{name}\": ...}})`) if this grammar is intended"
+        )
+    } else if JSON_SCHEMA_OPTIONS.contains(&name) {
+        format!(
+            "raise the JSON Schema option `{name}` (`from_json_schema(..., {name}=...)`) if this schema is intended"
+        )
+    } else {
+        "this bound is fixed in the implementation".to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_name_sets_and_reads_back_its_own_field() {
+        for (i, &name) in NAMES.iter().enumerate() {
+            let mut limits = Limits::default();
+            let value = 1_000 + i as u64;
+            assert_ne!(limits.get(name).unwrap(), value, "{name}");
+            limits.set(name, value).unwrap();
+            assert_eq!(limits.get(name).unwrap(), value, "{name}");
+            // No other name moved: each name has a field of its own.
+            let defaults = Limits::default();
+            for &other in NAMES.iter().filter(|&&o| o != name) {
+                assert_eq!(limits.get(other).unwrap(), defaults.get(other).unwrap(), "{name} moved {other}");
+            }
+        }
+    }
+
+    #[test]
+    fn unknown_and_zero_limits_are_errors_that_say_what_exists() {
+        let mut limits = Limits::default();
+        let e = limits.set("max_states", 5).unwrap_err();
+        assert_eq!(e.code(), "unknown_limit");
+        assert!(e.message().contains("max_dwa_states"), "{}", e.message());
+        let e = limits.set("max_exact_length", 5).unwrap_err();
+        assert!(e.message().contains("JSON Schema"), "{}", e.message());
+        assert_eq!(limits.set("max_lr_states", 0).unwrap_err().code(), "invalid_limit");
+    }
+
+    #[test]
+    fn limit_errors_give_advice_that_can_be_followed() {
+        let e = Error::limit("max_dwa_nfa_states", 11, 10);
+        assert!(e.message().contains("limits={\"max_dwa_nfa_states\""), "{}", e.message());
+        let e = Error::limit("max_exact_length", 600, 512);
+        assert!(e.message().contains("from_json_schema(..., max_exact_length="), "{}", e.message());
+        let e = Error::limit("json_schema_depth", 501, 500);
+        assert!(e.message().contains("fixed"), "{}", e.message());
+    }
+}
