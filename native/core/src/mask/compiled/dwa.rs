@@ -111,14 +111,18 @@ impl ParserDwa {
 #[derive(Clone, Debug)]
 pub struct DwaLimits {
     pub max_dwa_states: usize,
+    /// Stable NFA states (pops, checks, accepts: the states subsets hold).
+    /// The configurations closures pass through are bounded by the fuel.
     pub max_nfa_states: usize,
     /// Bytes of the interned class-set weights.
     pub max_weight_bytes: usize,
 }
 
 impl Default for DwaLimits {
+    /// A million DWA states take ~1 GB and ~8 s to build (JSONSchemaBench
+    /// `Github_ultra---o68588`: 859k states).
     fn default() -> Self {
-        DwaLimits { max_dwa_states: 200_000, max_nfa_states: 5_000_000, max_weight_bytes: 1 << 30 }
+        DwaLimits { max_dwa_states: 1_000_000, max_nfa_states: 5_000_000, max_weight_bytes: 1 << 30 }
     }
 }
 
@@ -151,16 +155,16 @@ struct Builder<'a> {
     finals: Vec<Vec<(u32, u32)>>,
     /// Per sequence node: weight of every class below it.
     future_of_seq: Vec<u32>,
-    closures: FxHashMap<u32, Vec<u32>>,
-    /// Per NFA state: the epoch of the last closure that visited it.
-    visited: Vec<u32>,
-    epoch: u32,
+    /// Per closure start (a `Seq` or `Shift` configuration): its stable states.
+    closures: FxHashMap<Sym, Vec<u32>>,
+    /// The configurations one closure has visited (reused by all).
+    closure_seen: FxHashSet<Sym>,
     /// `live_boundary` per (pushed stack, top when nothing is pushed, lexical state).
     live_after: FxHashMap<(u32, u32, u32), Rc<LiveAfter>>,
     check_sets: Vec<Vec<(NonterminalId, u32)>>,
     check_set_ids: FxHashMap<Vec<(NonterminalId, u32)>, u32>,
-    /// Per `Seq` NFA state: the stable states its final weights lead to.
-    seq_finals: FxHashMap<u32, Rc<Vec<u32>>>,
+    /// Per `Seq` configuration: the stable states its final weights lead to.
+    seq_finals: FxHashMap<Sym, Rc<Vec<u32>>>,
     /// Per NFA state with `skip > 0`: the same job one read later (`NONE`: not yet made).
     one_read_later: Vec<u32>,
     /// Per `Pop` NFA state with `skip == 0`: per exposed LR state, the closure after the goto.
@@ -193,8 +197,7 @@ pub fn build(g: &CompiledGrammar, classes: &TokenClasses, limits: &DwaLimits, fu
         finals: vec![Vec::new(); classes.seqs.len()],
         future_of_seq: vec![0; classes.seqs.len()],
         closures: FxHashMap::default(),
-        visited: Vec::new(),
-        epoch: 0,
+        closure_seen: FxHashSet::default(),
         live_after: FxHashMap::default(),
         seq_finals: FxHashMap::default(),
         check_sets: Vec::new(),
@@ -275,7 +278,12 @@ impl Builder<'_> {
         }
     }
 
+    /// The id of stable NFA state `s` (a `Pop`, `Check` or `Accept`, with
+    /// nothing pushed). Only these are numbered: the `Seq` and `Shift`
+    /// configurations a closure passes through (most of the work, e.g. 4.9M
+    /// of 5.2M on a Github_hard schema) live only inside `closure`.
     fn sym(&mut self, s: Sym) -> Result<u32> {
+        debug_assert!(matches!(s.job, Job::Pop { .. } | Job::Check { .. } | Job::Accept { .. }));
         if let Some(&id) = self.sym_ids.get(&s) {
             return Ok(id);
         }
@@ -311,34 +319,28 @@ impl Builder<'_> {
         self.sym(Sym { pushed: 0, cur: NONE, job })
     }
 
-    /// ε-closure: the stable NFA states (Pop, Check, Accept) reachable by
-    /// parser actions on known states.
-    fn closure(&mut self, start: u32) -> Result<Vec<u32>> {
+    /// ε-closure of configuration `start`: the stable NFA states (Pop, Check,
+    /// Accept) reachable by parser actions on known states.
+    fn closure(&mut self, start: Sym) -> Result<Vec<u32>> {
         if let Some(c) = self.closures.get(&start) {
             return Ok(c.clone());
         }
         let mut out = Vec::new();
-        // Visited marks: this closure's epoch, in a vector reused by all.
-        self.epoch += 1;
+        let mut seen = std::mem::take(&mut self.closure_seen);
+        seen.clear();
         let mut stack = vec![start];
         let lr = &self.g.lr;
-        while let Some(x) = stack.pop() {
-            if self.visited.len() <= x as usize {
-                self.visited.resize(self.syms.len().max(x as usize + 1), 0);
-            }
-            if self.visited[x as usize] == self.epoch {
+        while let Some(s) = stack.pop() {
+            if !seen.insert(s) {
                 continue;
             }
-            self.visited[x as usize] = self.epoch;
             self.fuel.spend(1)?;
-            let s = self.syms[x as usize];
             match s.job {
-                Job::Pop { .. } | Job::Check { .. } | Job::Accept { .. } => out.push(x),
+                Job::Pop { .. } | Job::Check { .. } | Job::Accept { .. } => out.push(self.sym(s)?),
                 Job::Seq(seq) => {
-                    out.extend_from_slice(&self.seq_finals(x)?);
-                    for i in 0..self.classes.seqs.children[seq as usize].len() {
-                        let child = self.classes.seqs.children[seq as usize][i];
-                        stack.push(self.sym(Sym { job: Job::Shift(child), ..s })?);
+                    out.extend_from_slice(&self.seq_finals(s)?);
+                    for &child in &self.classes.seqs.children[seq as usize] {
+                        stack.push(Sym { job: Job::Shift(child), ..s });
                     }
                 }
                 Job::Shift(child) => {
@@ -346,10 +348,9 @@ impl Builder<'_> {
                     let top = self.top(&s);
                     if let Some(g) = lr.shift(top, t) {
                         let pushed = self.push(s.pushed, g);
-                        stack.push(self.sym(Sym { pushed, cur: s.cur, job: Job::Seq(child) })?);
+                        stack.push(Sym { pushed, cur: s.cur, job: Job::Seq(child) });
                     }
-                    let prods: Vec<_> = lr.reduces_on(top, t).collect();
-                    for prod in prods {
+                    for prod in lr.reduces_on(top, t) {
                         let p = self.g.normal.production(prod);
                         let m = p.rhs.len() as u32;
                         let len = self.stacks[s.pushed as usize].2;
@@ -361,16 +362,17 @@ impl Builder<'_> {
                             let exposed = if rest == 0 { LrStateId(s.cur) } else { self.stacks[rest as usize].1 };
                             if let Some(g) = lr.goto(exposed, p.lhs) {
                                 let pushed = self.push(rest, g);
-                                stack.push(self.sym(Sym { pushed, cur: s.cur, job: Job::Shift(child) })?);
+                                stack.push(Sym { pushed, cur: s.cur, job: Job::Shift(child) });
                             }
                         } else {
                             let job = Job::Pop { skip: m - len - 1, nt: p.lhs, child };
-                            stack.push(self.stable(job)?);
+                            stack.push(Sym { pushed: 0, cur: NONE, job });
                         }
                     }
                 }
             }
         }
+        self.closure_seen = seen;
         out.sort_unstable();
         out.dedup();
         self.closures.insert(start, out.clone());
@@ -389,21 +391,20 @@ impl Builder<'_> {
         (s != 0).then(|| self.stacks[s as usize].1)
     }
 
-    /// The stable NFA states of Seq state `x`'s final weights (shared by
-    /// every closure that passes through `x`).
-    fn seq_finals(&mut self, x: u32) -> Result<Rc<Vec<u32>>> {
-        if let Some(found) = self.seq_finals.get(&x) {
+    /// The stable NFA states of `Seq` configuration `s`'s final weights
+    /// (shared by every closure that passes through `s`).
+    fn seq_finals(&mut self, s: Sym) -> Result<Rc<Vec<u32>>> {
+        if let Some(found) = self.seq_finals.get(&s) {
             return Ok(found.clone());
         }
-        let s = self.syms[x as usize];
-        let Job::Seq(seq) = s.job else { unreachable!("a Seq state") };
+        let Job::Seq(seq) = s.job else { unreachable!("a Seq configuration") };
         let mut out = Vec::new();
         for i in 0..self.finals[seq as usize].len() {
             let (f, w) = self.finals[seq as usize][i];
             self.live_expand(&s, f, w, &mut out)?;
         }
         let out = Rc::new(out);
-        self.seq_finals.insert(x, out.clone());
+        self.seq_finals.insert(s, out.clone());
         Ok(out)
     }
 
@@ -519,8 +520,7 @@ impl Builder<'_> {
         for i in 0..self.gotos_by_nt[nt.index()].len() {
             let (p, g) = self.gotos_by_nt[nt.index()][i];
             let pushed = self.push(0, g);
-            let y = self.sym(Sym { pushed, cur: p.0, job: Job::Shift(child) })?;
-            moves.push((p.0, self.closure(y)?));
+            moves.push((p.0, self.closure(Sym { pushed, cur: p.0, job: Job::Shift(child) })?));
         }
         let moves = Rc::new(moves);
         self.pop_moves.insert(x, moves.clone());
@@ -557,8 +557,7 @@ impl Builder<'_> {
         let max = self.limits.max_dwa_states;
         let mut start = vec![NONE; lr_states];
         for (p, slot) in start.iter_mut().enumerate() {
-            let x = self.sym(Sym { pushed: 0, cur: p as u32, job: Job::Seq(ROOT_SEQ) })?;
-            let set = self.closure(x)?;
+            let set = self.closure(Sym { pushed: 0, cur: p as u32, job: Job::Seq(ROOT_SEQ) })?;
             *slot = intern(set, &mut sets, max)?;
         }
         let mut states: Vec<DwaState> = Vec::new();
