@@ -224,7 +224,12 @@ class Grammar:
 
     @property
     def ignored_keywords(self) -> list[str]:
-        """Keywords a ``lenient`` JSON Schema conversion did not enforce, with JSON pointers."""
+        """What the JSON Schema conversion over-approximated, with JSON pointers.
+
+        Keywords a ``lenient`` conversion did not enforce, and the documented
+        approximations of any conversion (``format`` caveats, ``any_order``
+        objects too large to track each property).
+        """
 
     @property
     def extern_tokens(self) -> list[str]:

@@ -680,7 +680,7 @@ impl Grammar {
             let logger = py.import("logging")?.call_method1("getLogger", ("glrmask",))?;
             logger.call_method1(
                 "warning",
-                (format!("lenient JSON Schema: not enforced (over-approximated): {}", ignored.join("; ")),),
+                (format!("JSON Schema: not enforced exactly (over-approximated): {}", ignored.join("; ")),),
             )?;
         }
         Ok(Grammar { ir: Arc::new(ir), compiled: OnceLock::new(), ignored })
@@ -703,7 +703,9 @@ impl Grammar {
         Ok(Grammar::new(guard(py, move || core::frontend::json_schema::json_object_grammar(&options))?))
     }
 
-    /// JSON Schema keywords that a `lenient` conversion did not enforce, with their JSON pointers.
+    /// What the JSON Schema conversion over-approximated, with JSON pointers:
+    /// keywords a `lenient` conversion did not enforce, and the documented
+    /// approximations of any conversion (format caveats, large `any_order` objects).
     #[getter]
     fn ignored_keywords(&self) -> Vec<String> {
         self.ignored.clone()
