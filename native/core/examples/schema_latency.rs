@@ -2,7 +2,7 @@
 //! vocabulary: each valid instance is tokenized greedily (longest vocabulary
 //! token first) and the mask is computed before every token.
 //! `cargo run --release --example schema_latency -- <tokenizer.json> <subset.jsonl.gz> [schemas]`
-//! (`FLEXIBLE=1`: flexible whitespace, as the benchmark; `VERBOSE=1`: per-schema tables, and walk counters of
+//! (`FLEXIBLE=1`: flexible whitespace, as the benchmark; `INPUT=ids.txt`: these token ids for the instance; `VERBOSE=1`: per-schema tables, and walk counters of
 //! masks slower than `SLOW_US` (100); `ONLY=o12477,o30981`: only schemas whose ids end so; `MASK_REPEAT=N`: compute each mask N times, to profile masks, and with `MASK_MIN=1` report the fastest).
 
 use std::io::Read;
@@ -99,10 +99,20 @@ fn main() {
                 continue;
             }
             let instance = serde_json::to_string(&test["data"]).unwrap();
+            // `INPUT=file`: the instance's token ids (whitespace-separated), e.g. the benchmark's.
+            let tokens = match std::env::var("INPUT") {
+                Ok(path) => std::fs::read_to_string(path)
+                    .expect("INPUT file")
+                    .split_whitespace()
+                    .map(|t| t.parse().expect("token id"))
+                    .collect(),
+                Err(_) => tokenize(instance.as_bytes()),
+            };
             let mut s = c.start();
             // One mask buffer per instance, as a serving loop keeps one.
             let mut m = glrmask_core::mask::TokenMask::new(c.vocab.len());
-            for (step, tok) in tokenize(instance.as_bytes()).into_iter().enumerate() {
+            // The last step is the mask after the last token (where an end token would go).
+            for (step, tok) in tokens.into_iter().map(Some).chain([None]).enumerate() {
                 let t = Instant::now();
                 s.fill_mask(&mut m);
                 let mut us = t.elapsed().as_secs_f64() * 1e6;
@@ -127,6 +137,7 @@ fn main() {
                 }
                 union_weights += s.static_walk_stats().union_weights;
                 mask_us.push((us, item["id"].to_string()));
+                let Some(tok) = tok else { break };
                 if !m.contains(tok as usize) {
                     eprintln!("MASKED {} token {tok}", item["id"]);
                     break;
