@@ -267,7 +267,7 @@ impl Lowerer<'_, '_> {
         for (i, c) in order {
             let next_c = (c + 1).min(cap);
             let pre = if c == 0 { self.open_gap(level)? } else { self.item_sep(level)? };
-            let (mut alts, mut loops) = (Vec::new(), Vec::new());
+            let mut alts = Vec::new();
             if i < n {
                 if max.is_none_or(|m| c < m) {
                     alts.push(Expr::Seq(vec![pre.clone(), known[i].expr.clone(), Expr::Rule(memo[&(i + 1, next_c)])]));
@@ -281,16 +281,11 @@ impl Lowerer<'_, '_> {
                 }
                 if let Some(other) = &other {
                     if max.is_none_or(|m| c < m) {
-                        let member = Expr::Seq(vec![pre.clone(), other.clone()]);
-                        if next_c == c {
-                            loops.push(member);
-                        } else {
-                            alts.push(Expr::Seq(vec![member, Expr::Rule(memo[&(n, next_c)])]));
-                        }
+                        alts.push(Expr::Seq(vec![pre.clone(), other.clone(), Expr::Rule(memo[&(n, next_c)])]));
                     }
                 }
             }
-            self.b.define_rule(&format!("{prefix}.{i}.{c}"), state_body(loops, alts), self.span)?;
+            self.b.define_rule(&format!("{prefix}.{i}.{c}"), Expr::Alt(alts), self.span)?;
         }
         Ok(Expr::Rule(memo[&(0, 0)]))
     }
@@ -363,7 +358,7 @@ impl Lowerer<'_, '_> {
         for (mask, c) in order {
             let next_c = (c + 1).min(cap);
             let pre = if c == 0 { self.open_gap(level)? } else { self.item_sep(level)? };
-            let (mut alts, mut loops) = (Vec::new(), Vec::new());
+            let mut alts = Vec::new();
             if mask & required_mask == required_mask && c >= min {
                 alts.push(if c == 0 { self.empty_gap() } else { self.close_gap(level)? });
             }
@@ -374,40 +369,16 @@ impl Lowerer<'_, '_> {
                         Some(_) => continue,
                         None => (mask, next_c),
                     };
-                    let member = Expr::Seq(vec![pre.clone(), known[j].expr.clone()]);
-                    if target == (mask, c) {
-                        loops.push(member);
-                    } else {
-                        alts.push(Expr::Seq(vec![member, Expr::Rule(memo[&target])]));
-                    }
+                    alts.push(Expr::Seq(vec![pre.clone(), known[j].expr.clone(), Expr::Rule(memo[&target])]));
                 }
                 if let Some(other) = &other {
-                    let member = Expr::Seq(vec![pre.clone(), other.clone()]);
-                    if next_c == c {
-                        loops.push(member);
-                    } else {
-                        alts.push(Expr::Seq(vec![member, Expr::Rule(memo[&(mask, next_c)])]));
-                    }
+                    alts.push(Expr::Seq(vec![pre.clone(), other.clone(), Expr::Rule(memo[&(mask, next_c)])]));
                 }
             }
-            self.b.define_rule(&format!("{prefix}.{mask}.{c}"), state_body(loops, alts), self.span)?;
+            self.b.define_rule(&format!("{prefix}.{mask}.{c}"), Expr::Alt(alts), self.span)?;
         }
         Ok(Expr::Rule(memo[&(0, 0)]))
     }
-}
-
-/// A member-list state `S = loop S | rest` as `loop* rest`. The star is
-/// left-recursive, so a run of members that keeps the state (additional
-/// properties, untracked `any_order` properties) reduces after each member:
-/// as right recursion the parse stack grew by a member each time, and every
-/// mask where the object may close read down all of them (an 83-property
-/// object: 250 stack nodes, 20 µs per mask).
-fn state_body(loops: Vec<Expr>, rest: Vec<Expr>) -> Expr {
-    if loops.is_empty() {
-        return Expr::Alt(rest);
-    }
-    let repeat = Expr::Repeat { expr: Box::new(Expr::Alt(loops)), min: 0, max: None };
-    Expr::Seq(vec![repeat, Expr::Alt(rest)])
 }
 
 fn is_empty_language(p: &Pattern) -> bool {
