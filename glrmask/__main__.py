@@ -64,6 +64,13 @@ def _grammar(args: argparse.Namespace) -> glrmask.Grammar:
     return glrmask.Grammar.from_json_schema(json.loads(text), **options)
 
 
+def _limit(text: str) -> tuple[str, int]:
+    name, sep, value = text.partition("=")
+    if not sep or not value.strip().replace("_", "").isdigit():
+        raise argparse.ArgumentTypeError(f"expected NAME=VALUE with an integer VALUE, got {text!r}")
+    return name.strip(), int(value.replace("_", ""))
+
+
 def inspect(args: argparse.Namespace) -> int:
     t0 = time.perf_counter()
     vocab = _load_vocab(args.vocab)
@@ -71,7 +78,9 @@ def inspect(args: argparse.Namespace) -> int:
     grammar = _grammar(args)
     t2 = time.perf_counter()
     optimization = glrmask.Optimization[args.optimization.upper()]
-    constraint = grammar.compile(vocab, end_tokens=vocab.eos_token_ids, optimization=optimization)
+    constraint = grammar.compile(
+        vocab, end_tokens=vocab.eos_token_ids, optimization=optimization, limits=dict(args.limit or [])
+    )
     t3 = time.perf_counter()
     print(f"vocabulary: {len(vocab)} ids ({(t1 - t0) * 1e3:.0f} ms to load)")
     print(f"grammar: {args.grammar} ({(t2 - t1) * 1e3:.1f} ms to parse)")
@@ -93,6 +102,13 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--any-order", action="store_true", help="JSON Schema: properties in any order")
     p.add_argument("--whitespace", help="JSON Schema whitespace policy (compact, flexible)")
     p.add_argument("--lenient", action="store_true", help="JSON Schema: over-approximate unsupported keywords")
+    p.add_argument(
+        "--limit",
+        action="append",
+        type=_limit,
+        metavar="NAME=VALUE",
+        help="raise (or lower) a compile limit, e.g. max_dwa_states=2000000 (names: glrmask.default_limits())",
+    )
     args = parser.parse_args(argv)
     try:
         return inspect(args)

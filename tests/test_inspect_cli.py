@@ -38,3 +38,15 @@ def test_inspect_reports_grammar_errors(tmp_path):
     assert run.returncode == 1
     assert run.stderr.startswith("error: rule `b` is used but never defined")
     assert ":2:4" in run.stderr
+
+
+def test_inspect_takes_the_limits_its_errors_name(tmp_path, capsys):
+    path = tmp_path / "expr.glrm"
+    path.write_text(GRAMMAR)
+    vocab = str(ref.TOKENIZERS_DIR / "cl100k_base.tiktoken")
+    args = ["inspect", str(path), "--vocab", vocab, "--optimization", "fast_runtime"]
+    assert main([*args, "--limit", "max_dwa_states=1"]) == 1
+    err = capsys.readouterr().err
+    assert "limit `max_dwa_states` exceeded" in err
+    assert main([*args, "--limit", "max_dwa_states=1_000", "--limit", "max_lr_states=100000"]) == 0
+    assert "engine: static" in capsys.readouterr().out
