@@ -9,6 +9,7 @@
 //! by side in the product, which grows with the product of their sizes.
 //! Per-LR-state (or lazily built) lexer DFAs would keep each at its own size.
 
+mod common;
 mod json_schema_util;
 
 use glrmask_core::frontend::json_schema::{json_schema_grammar, JsonSchemaOptions};
@@ -80,7 +81,7 @@ fn format_next_to_length_bound() {
 #[test]
 #[ignore = "engine: right-recursive object member lists (walk grows with the members)"]
 fn object_members_do_not_deepen_the_stack() {
-    use glrmask_core::{Constraint, Optimization, Vocab};
+    use glrmask_core::{Constraint, Optimization};
     let known: serde_json::Map<String, serde_json::Value> =
         (0..20).map(|i| (format!("k{i}"), json!({"type": "integer"}))).collect();
     let schemas = [
@@ -89,7 +90,7 @@ fn object_members_do_not_deepen_the_stack() {
     ];
     let mut tokens: Vec<Vec<u8>> = ["{", "}", ",", ":", "\"", "1", "k"].iter().map(|t| t.as_bytes().to_vec()).collect();
     tokens.extend((0..20).map(|i| format!("{i}").into_bytes()));
-    let vocab = Vocab::from_pairs(tokens.iter().enumerate().map(|(i, t)| (i as u32, t.clone()))).unwrap();
+    let vocab = common::vocab_of(&tokens);
     for (schema, any_order) in schemas {
         let options = JsonSchemaOptions { any_order, ..JsonSchemaOptions::default() };
         let (g, _) = json_schema_grammar(&schema, &options).unwrap();
