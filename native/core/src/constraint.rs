@@ -229,6 +229,13 @@ impl ConstraintState {
         &self.static_scratch.stats
     }
 
+    /// Put every Static walk frame from `depth` on through the walk memo
+    /// (default [`MEMO_FROM_DEPTH`](crate::mask::compiled::runtime::MEMO_FROM_DEPTH)); engine agreement tests use 0.
+    #[doc(hidden)]
+    pub fn set_static_memo_from(&mut self, depth: u32) {
+        self.static_scratch.set_memo_from(depth);
+    }
+
     /// The Dynamic engine's mask, whatever the constraint's engine (for engine agreement tests).
     pub fn dynamic_mask(&mut self) -> TokenMask {
         let c = self.constraint.clone();
@@ -408,6 +415,8 @@ impl ConstraintState {
         self.history.truncate(target);
         self.heads = snap.heads;
         self.gss.truncate(snap.gss);
+        // Node ids past the checkpoint will name new nodes.
+        self.static_scratch.forget_nodes_from(snap.gss.nodes());
         self.ended = snap.ended;
         Ok(())
     }

@@ -368,6 +368,13 @@ proptest! {
             }
             let t = allowed[rng.below(allowed.len())];
             state.commit_token(t as u32).expect("allowed token commits");
+            // Now and then undo a few commits: the ids of the nodes they
+            // made are reused by the next ones (the walk memo must forget them).
+            if rng.below(4) == 0 {
+                let back = 1 + rng.below(state.history_len().min(3));
+                state.rollback(back).expect("within history");
+                assert_masks_agree(&mut state, &format!("after rolling back {back} at step {step}\n{text}"));
+            }
         }
     }
 

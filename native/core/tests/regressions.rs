@@ -94,3 +94,30 @@ fn token_walk_memory_is_bounded() {
     assert!(e.message().contains("max_token_walk_bytes"), "{e}");
     StaticTables::build(&g, &vocab, &StaticLimits { threads: 1, ..StaticLimits::default() }).expect("default limits");
 }
+
+/// The Static walk memo keys its facts by GSS node id; a rollback frees ids
+/// that the next commits reuse for other nodes (here the same LR states over
+/// a different bracket below), so the memo must forget them.
+#[test]
+fn walk_memo_forgets_rolled_back_nodes() {
+    let g = parse_glrm("glrm 1;\nstart s;\nnt s = \"(\" s \")\" | \"[\" s \"]\" | \"x\";\n").unwrap();
+    let tokens: Vec<Vec<u8>> = ["(", "[", ")", "]", "x"].iter().map(|t| t.as_bytes().to_vec()).collect();
+    let c = constraint(g, &tokens, &[]);
+    let mut state = c.start();
+    state.set_static_memo_from(0);
+    let walk = |state: &mut glrmask_core::ConstraintState, text: &str| {
+        for (i, b) in text.bytes().enumerate() {
+            state.commit_bytes(&[b]).unwrap();
+            assert_masks_agree(state, &format!("after {:?}", &text[..=i]));
+            state.set_static_memo_from(0);
+        }
+    };
+    // Each text rolls back to what it shares with the previous one.
+    let texts = ["(((x))", "[((x))", "[[(x)]", "([(x)]", "(((x))", "[((x))"];
+    walk(&mut state, texts[0]);
+    for pair in texts.windows(2) {
+        let common = pair[0].bytes().zip(pair[1].bytes()).take_while(|(a, b)| a == b).count();
+        state.rollback(pair[0].len() - common).unwrap();
+        walk(&mut state, &pair[1][common..]);
+    }
+}

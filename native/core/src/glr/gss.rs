@@ -33,6 +33,13 @@ pub struct Checkpoint {
 
 pub const ROOT: NodeId = NodeId(0);
 
+impl Checkpoint {
+    /// Nodes kept by truncating to this checkpoint.
+    pub fn nodes(&self) -> usize {
+        self.nodes as usize
+    }
+}
+
 impl Gss {
     pub fn new(start: LrStateId) -> Gss {
         Gss { nodes: vec![GssNode { state: start, parents: smallvec![], summary: 0 }], pool: Vec::new() }

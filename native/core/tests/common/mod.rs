@@ -282,11 +282,18 @@ pub fn constraint(g: Grammar, tokens: &[Vec<u8>], end: &[u32]) -> Arc<Constraint
 
 /// Every engine agrees with the brute-force oracle at the current state
 /// (DESIGN §4.1, §4.2): the constraint's own engine and Dynamic.
+///
+/// The Static walk is read twice: as configured, and with every frame
+/// through its memo (which both masks leave behind for later steps).
 pub fn assert_masks_agree(state: &mut ConstraintState, context: &str) {
     let oracle = state.oracle_mask();
     let engine = state.mask();
+    state.set_static_memo_from(0);
+    let memo = state.mask();
+    state.set_static_memo_from(glrmask_core::mask::compiled::runtime::MEMO_FROM_DEPTH);
     let dynamic = state.dynamic_mask();
-    for (name, mask) in [("engine", &engine), ("dynamic", &dynamic)] {
+    for (name, mask) in [("engine", &engine), ("engine with the walk memo from depth 0", &memo), ("dynamic", &dynamic)]
+    {
         if *mask != oracle {
             let d: Vec<usize> = mask.iter().collect();
             let o: Vec<usize> = oracle.iter().collect();

@@ -10,6 +10,12 @@
 //! state) again only carries the classes not seen there before. No loop over
 //! the vocabulary, no parser run for hypothetical tokens: at the end the
 //! accepted classes' token sets are OR-ed into the mask.
+//!
+//! Frames deep in the walk go through a memo that outlives the mask (see
+//! [`walk_chain`]): GSS nodes never change once created, so what the walk
+//! accepted below (node, DWA state) for a class is a fact about that node,
+//! and the next mask reads it instead of walking down a long right-recursive
+//! stack (an object's member list, a JSON array's items) again.
 
 use std::sync::Arc;
 
@@ -40,10 +46,23 @@ pub struct StaticScratch {
     /// entries: then a class may be walked twice there, which costs time but
     /// changes no result.
     seen: FxHashMap<(NodeId, u32, u32, u32), u32>,
-    /// Pending frames: node, DWA state, offset of the live set in `words`.
-    stack: Vec<(NodeId, u32, u32)>,
+    /// Pending frames: node, DWA state, offset of the live set in `words`,
+    /// frames read above it.
+    stack: Vec<(NodeId, u32, u32, u32)>,
+    /// Kept across masks: for (node, DWA state, span's first class, span
+    /// words), the classes whose walk from there is known (`n` words) and
+    /// those of them it accepts (`n` words), at an offset of `memo_words`.
+    memo: FxHashMap<(NodeId, u32, u32, u32), u32>,
+    memo_words: Vec<u32>,
+    memo_from: MemoFrom,
+    /// The frames of the chain being read, and per frame its fresh classes
+    /// and the classes it accepted (`2n` words each in `chain_words`).
+    chain: Vec<(NodeId, u32)>,
+    chain_words: Vec<u32>,
     /// The live set of the frame being read.
     live: Vec<u32>,
+    /// The classes accepted below a chain frame (teaching the memo).
+    live_below: Vec<u32>,
     /// The classes of the summary checks that pass at (node, DWA state):
     /// every span of a head walks the same frames with the same DWA states,
     /// only its classes differ, so each frame's checks are read once per
@@ -58,6 +77,38 @@ pub struct StaticScratch {
     unions: Vec<Arc<UnionBits>>,
     /// `[q, lo_w, len, bitmask of passing checks]`, the key of the shared union cache.
     union_key: Vec<u64>,
+}
+
+/// Frames read at least this deep in a walk go through the memo. Shallow
+/// frames are the ones that change from one mask to the next; keeping
+/// them out keeps the memo's hashing and copying off the common short walks.
+pub const MEMO_FROM_DEPTH: u32 = 8;
+
+/// The memo is dropped when it holds more words than this (1 MiB), so a
+/// state's scratch stays bounded however long the generation.
+const MEMO_MAX_WORDS: usize = 1 << 18;
+
+#[derive(Copy, Clone, Debug)]
+struct MemoFrom(u32);
+
+impl Default for MemoFrom {
+    fn default() -> Self {
+        MemoFrom(MEMO_FROM_DEPTH)
+    }
+}
+
+impl StaticScratch {
+    /// Read frames through the memo from this depth on (tests use 0 to
+    /// put every frame through it).
+    pub fn set_memo_from(&mut self, depth: u32) {
+        self.memo_from = MemoFrom(depth);
+    }
+
+    /// Forget what the memo knows about nodes `first..`: the GSS was
+    /// truncated there, and those ids will name other nodes.
+    pub fn forget_nodes_from(&mut self, first: usize) {
+        self.memo.retain(|&(node, ..), _| node.index() < first);
+    }
 }
 
 #[derive(Copy, Clone, Debug)]
@@ -76,6 +127,10 @@ pub struct WalkStats {
     /// Key spans walked (see `classes::Span`).
     pub spans: usize,
     pub steps: usize,
+    /// Frames read through the memo, and those of them that had nothing
+    /// left to walk (every class known there, or carried there before).
+    pub memo_steps: usize,
+    pub memo_hits: usize,
     /// Frames read on a DWA self-loop (checks only).
     pub loop_steps: usize,
     /// Words of the live sets of those steps.
@@ -115,6 +170,11 @@ pub fn static_mask(
     scratch.windows.clear();
     scratch.unions.clear();
     scratch.stats = WalkStats { heads: heads.len(), ..Default::default() };
+    if scratch.memo_words.len() > MEMO_MAX_WORDS {
+        scratch.memo.clear();
+        scratch.memo_words.clear();
+    }
+    let memo_from = scratch.memo_from.0;
     let mut live = std::mem::take(&mut scratch.live);
     for h in heads {
         for span in &classes.config_spans[h.config.index()] {
@@ -131,10 +191,14 @@ pub fn static_mask(
             for &(a, b) in &span.ranges {
                 set_range(&mut scratch.words[at..], a as usize - lo_w * 32, b as usize - lo_w * 32);
             }
-            scratch.stack.push((h.node, q, at as u32));
-            while let Some((node, q, at)) = scratch.stack.pop() {
+            scratch.stack.push((h.node, q, at as u32, 0));
+            while let Some((node, q, at, depth)) = scratch.stack.pop() {
                 live.clear();
                 live.extend_from_slice(&scratch.words[at as usize..at as usize + n]);
+                if depth >= memo_from {
+                    walk_chain(parser, gss, tables, scratch, (node, q, depth), &mut live, lo, lo_w);
+                    continue;
+                }
                 // Only classes not already carried to this (node, state).
                 let words = &mut scratch.words;
                 let seen_at = *scratch.seen.entry((node, q, lo, n as u32)).or_insert_with(|| {
@@ -160,7 +224,7 @@ pub fn static_mask(
                 if state.accept != NONE {
                     dwa.weights[state.accept as usize].add_masked(scratch.result.words_mut(), &live, lo_w);
                 }
-                let mut node = node;
+                let (mut node, mut depth) = (node, depth);
                 loop {
                     if !state.checks.is_empty() {
                         let passing = match scratch.passing.get(&(node, q)) {
@@ -179,7 +243,7 @@ pub fn static_mask(
                             Passing::Several(p) => {
                                 let i = window_union(p, lo_w, live.len(), dwa, unions, scratch);
                                 let union = &scratch.unions[i as usize];
-                                add_masked_bits(scratch.result.words_mut(), &live, lo_w, union.first, &union.words);
+                                add_masked_bits(scratch.result.words_mut(), 0, &live, lo_w, union.first, &union.words);
                             }
                         }
                     }
@@ -197,8 +261,10 @@ pub fn static_mask(
                     // unary minus, nested brackets of one kind): the future
                     // and the accepted weights are already applied, so only
                     // the summary checks of each frame are left to read.
+                    // Past `memo_from` the run goes on through the memo.
+                    depth += 1;
                     if let [parent] = parents[..] {
-                        if dwa.next(q, gss.state(parent)) == q {
+                        if depth < memo_from && dwa.next(q, gss.state(parent)) == q {
                             scratch.stats.loop_steps += 1;
                             node = parent;
                             continue;
@@ -207,7 +273,7 @@ pub fn static_mask(
                     for &parent in parents {
                         let q2 = dwa.next(q, gss.state(parent));
                         if q2 != NONE {
-                            scratch.stack.push((parent, q2, scratch.words.len() as u32));
+                            scratch.stack.push((parent, q2, scratch.words.len() as u32, depth));
                             scratch.words.extend_from_slice(&live);
                         }
                     }
@@ -224,6 +290,168 @@ pub fn static_mask(
             super::classes::TokenSet::List(l) => scratch.stats.listed_tokens += l.len(),
         }
         classes.tokens[class].or_into(out);
+    }
+}
+
+/// Read the frames from `(node, q)` down a chain of single parents with the
+/// live set `live`, through the memo. At each frame the memo answers the
+/// classes it knows; the rest are fresh, and of those the ones already
+/// carried to this frame in this mask are cut (as in `static_mask`: their
+/// walk is done or pending elsewhere); the others walk on. Unlike
+/// `static_mask`, classes are never dropped for being accepted elsewhere.
+/// When the chain ends (nothing live, the bottom, no DWA move, or a branch
+/// whose parents are left to the ordinary stack) a frame knows the fate of
+/// each of its fresh classes that was not cut at or below it, nor handed to
+/// a branch: the frame or one below it accepted it, or nothing will. That
+/// is a fact about the node (the union is distributive over the live set),
+/// so it holds for every later mask until the node is rolled back.
+#[allow(clippy::too_many_arguments)]
+fn walk_chain(
+    parser: Parser<'_>,
+    gss: &Gss,
+    tables: &StaticTables,
+    scratch: &mut StaticScratch,
+    (mut node, mut q, depth): (NodeId, u32, u32),
+    live: &mut [u32],
+    lo: u32,
+    lo_w: usize,
+) {
+    let StaticTables { dwa, check_unions: unions, .. } = tables;
+    let n = live.len();
+    scratch.chain.clear();
+    scratch.chain_words.clear();
+    // Per frame: fresh classes, accepted classes, classes cut.
+    let (fresh_at, acc_at, cut_at) = (0, n, 2 * n);
+    loop {
+        scratch.stats.steps += 1;
+        scratch.stats.memo_steps += 1;
+        scratch.stats.live_words += n;
+        let at = scratch.chain_words.len();
+        scratch.chain_words.resize(at + 3 * n, 0);
+        scratch.chain.push((node, q));
+        let frame = &mut scratch.chain_words[at..at + 3 * n];
+        if let Some(&m) = scratch.memo.get(&(node, q, lo, n as u32)) {
+            let (known, accepted) = scratch.memo_words[m as usize..m as usize + 2 * n].split_at(n);
+            for i in 0..n {
+                frame[acc_at + i] = live[i] & known[i] & accepted[i];
+                live[i] &= !known[i];
+            }
+        }
+        frame[fresh_at..fresh_at + n].copy_from_slice(live);
+        // Cut what was carried here before in this mask.
+        let words = &mut scratch.words;
+        let seen_at = *scratch.seen.entry((node, q, lo, n as u32)).or_insert_with(|| {
+            words.resize(words.len() + n, 0);
+            (words.len() - n) as u32
+        }) as usize;
+        let mut any = 0;
+        for (i, s) in words[seen_at..seen_at + n].iter_mut().enumerate() {
+            frame[cut_at + i] = live[i] & *s;
+            live[i] &= !*s;
+            *s |= live[i];
+            any |= live[i];
+        }
+        if any == 0 {
+            scratch.stats.memo_hits += 1;
+            break;
+        }
+        let state = &dwa.states[q as usize];
+        if !dwa.weights[state.future as usize].intersect(live, lo_w) {
+            break;
+        }
+        if state.accept != NONE {
+            let acc = &mut scratch.chain_words[at + acc_at..at + acc_at + n];
+            dwa.weights[state.accept as usize].add_masked_at(acc, lo_w, live, lo_w);
+        }
+        if !state.checks.is_empty() {
+            let passing = match scratch.passing.get(&(node, q)) {
+                Some(&p) => p,
+                None => {
+                    let p = passing_checks(parser, gss, node, q, dwa, scratch);
+                    scratch.passing.insert((node, q), p);
+                    p
+                }
+            };
+            match passing {
+                Passing::None => {}
+                Passing::Weight(w) => {
+                    let acc = &mut scratch.chain_words[at + acc_at..at + acc_at + n];
+                    dwa.weights[w as usize].add_masked_at(acc, lo_w, live, lo_w)
+                }
+                Passing::Several(p) => {
+                    let i = window_union(p, lo_w, n, dwa, unions, scratch);
+                    let union = &scratch.unions[i as usize];
+                    let acc = &mut scratch.chain_words[at + acc_at..at + acc_at + n];
+                    add_masked_bits(acc, lo_w, live, lo_w, union.first, &union.words);
+                }
+            }
+        }
+        let acc = &scratch.chain_words[at + acc_at..at + acc_at + n];
+        let mut alive = 0;
+        for (a, c) in live.iter_mut().zip(acc) {
+            *a &= !c;
+            alive |= *a;
+        }
+        if alive == 0 {
+            break;
+        }
+        let parents = &gss.node(node).parents;
+        if let [parent] = parents[..] {
+            let q2 = dwa.next(q, gss.state(parent));
+            if q2 == NONE {
+                live.fill(0);
+                break;
+            }
+            (node, q) = (parent, q2);
+            continue;
+        }
+        // The bottom (what is live dies), or a branch left to the ordinary
+        // walk (what is live is not known here).
+        if parents.is_empty() {
+            live.fill(0);
+        }
+        let depth = depth + scratch.chain.len() as u32;
+        for &parent in parents {
+            let q2 = dwa.next(q, gss.state(parent));
+            if q2 != NONE {
+                scratch.stack.push((parent, q2, scratch.words.len() as u32, depth));
+                scratch.words.extend_from_slice(live);
+            }
+        }
+        break;
+    }
+    let result = &mut scratch.result.words_mut()[lo_w..lo_w + n];
+    for frame in scratch.chain_words.chunks_exact(3 * n) {
+        for (r, a) in result.iter_mut().zip(&frame[acc_at..acc_at + n]) {
+            *r |= a;
+        }
+    }
+    // Teach the memo, bottom up. `live` holds the classes whose fate is not
+    // known below the current frame; `accepted` those accepted below it.
+    let accepted = &mut scratch.live_below;
+    accepted.clear();
+    accepted.resize(n, 0);
+    for (&(node, q), frame) in scratch.chain.iter().zip(scratch.chain_words.chunks_exact(3 * n)).rev() {
+        let mut learned = 0;
+        for i in 0..n {
+            accepted[i] |= frame[acc_at + i];
+            live[i] |= frame[cut_at + i];
+            learned |= frame[fresh_at + i] & !live[i];
+        }
+        if learned == 0 {
+            continue;
+        }
+        let words = &mut scratch.memo_words;
+        let m = *scratch.memo.entry((node, q, lo, n as u32)).or_insert_with(|| {
+            words.resize(words.len() + 2 * n, 0);
+            (words.len() - 2 * n) as u32
+        }) as usize;
+        let (known, answers) = words[m..m + 2 * n].split_at_mut(n);
+        for i in 0..n {
+            let learned = frame[fresh_at + i] & !live[i];
+            known[i] |= learned;
+            answers[i] |= learned & accepted[i];
+        }
     }
 }
 

@@ -125,14 +125,20 @@ impl ClassSet {
     /// and `result` over all classes.
     #[inline]
     pub fn add_masked(&self, result: &mut [u32], live: &[u32], lo_w: usize) {
+        self.add_masked_at(result, 0, live, lo_w)
+    }
+
+    /// [`ClassSet::add_masked`] into `out`, which holds the words `out_lo..`.
+    #[inline]
+    pub fn add_masked_at(&self, out: &mut [u32], out_lo: usize, live: &[u32], lo_w: usize) {
         match self {
             ClassSet::Ranges(r) => {
                 let base = lo_w * 32;
                 for (a, b) in Self::ranges_in(r, base, base + live.len() * 32) {
-                    for_words(a, b, |i, m| result[i] |= live[i - lo_w] & m);
+                    for_words(a, b, |i, m| out[i - out_lo] |= live[i - lo_w] & m);
                 }
             }
-            ClassSet::Bits { first, words } => add_masked_bits(result, live, lo_w, *first as usize, words),
+            ClassSet::Bits { first, words } => add_masked_bits(out, out_lo, live, lo_w, *first as usize, words),
         }
     }
 
@@ -157,14 +163,14 @@ impl ClassSet {
     }
 }
 
-/// `result |= live & bits`, where `bits` holds the words `first..` of a class
-/// set and `live` the words `lo_w..`.
+/// `out |= live & bits`, where `out` holds the words `out_lo..` of a class
+/// set, `bits` the words `first..` and `live` the words `lo_w..`.
 #[inline]
-pub fn add_masked_bits(result: &mut [u32], live: &[u32], lo_w: usize, first: usize, bits: &[u32]) {
+pub fn add_masked_bits(out: &mut [u32], out_lo: usize, live: &[u32], lo_w: usize, first: usize, bits: &[u32]) {
     let from = lo_w.max(first);
     let to = (lo_w + live.len()).min(first + bits.len());
     for i in from..to {
-        result[i] |= live[i - lo_w] & bits[i - first];
+        out[i - out_lo] |= live[i - lo_w] & bits[i - first];
     }
 }
 
@@ -362,10 +368,14 @@ mod tests {
             let mut result = vec![0u32; W];
             result[lo_w..lo_w + len].copy_from_slice(&window.iter().map(|w| w.rotate_left(7)).collect::<Vec<_>>());
             let mut expect = result.clone();
+            let mut at = result[lo_w..lo_w + len].to_vec();
             sa.add_masked(&mut result, window, lo_w);
             for j in 0..len {
                 expect[lo_w + j] |= window[j] & dense(&a, j);
             }
+            // The same into a buffer holding only the window's words.
+            sa.add_masked_at(&mut at, lo_w, window, lo_w);
+            prop_assert_eq!(&at[..], &expect[lo_w..lo_w + len]);
             prop_assert_eq!(result, expect);
             // OR into a window.
             let mut got = window.to_vec();
