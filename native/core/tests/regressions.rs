@@ -121,3 +121,41 @@ fn walk_memo_forgets_rolled_back_nodes() {
         walk(&mut state, &pair[1][common..]);
     }
 }
+
+/// Long right-recursive lists (nested, two kinds of brackets): the Static
+/// walk skips list frames that change no live set and remembers the runs
+/// (`descend`'s jumps); every mask must still be the oracle's.
+#[test]
+fn walk_skips_right_recursive_list_frames() {
+    let g = parse_glrm(
+        "glrm 1;\nstart s;\nnt s = \"[\" l \"]\" | \"(\" l \")\";\nnt l = e | e \",\" l;\nnt e = \"x\" | \"y\" | s;\n",
+    )
+    .unwrap();
+    let tokens: Vec<Vec<u8>> = ["[", "(", "]", ")", ",", "x", "y", "x,", ",x", "x,x,", "],", "),"]
+        .iter()
+        .map(|t| t.as_bytes().to_vec())
+        .collect();
+    let c = constraint(g, &tokens, &[]);
+    let mut skipped = 0;
+    for seed in 0..20 {
+        let mut state = c.start();
+        let mut rng = Rng(seed);
+        for step in 0..150 {
+            assert_masks_agree(&mut state, &format!("seed {seed}, step {step}"));
+            skipped += state.static_walk_stats().skipped;
+            let allowed: Vec<usize> = state.mask().iter().collect();
+            if allowed.is_empty() {
+                break;
+            }
+            // Mostly list items, now and then an opening or closing bracket.
+            let prefer: Vec<usize> = allowed.iter().copied().filter(|&t| t >= 4).collect();
+            let pool = if !prefer.is_empty() && rng.below(5) != 0 { &prefer } else { &allowed };
+            state.commit_token(pool[rng.below(pool.len())] as u32).unwrap();
+            if rng.below(10) == 0 {
+                let back = 1 + rng.below(state.history_len().min(4));
+                state.rollback(back).unwrap();
+            }
+        }
+    }
+    assert!(skipped > 0, "no walk skipped a list frame: the test no longer covers the jumps");
+}

@@ -12,9 +12,10 @@
 //! accepted classes' token sets are OR-ed into the mask.
 //!
 //! Frames deep in the walk go through a memo that outlives the mask (see
-//! [`walk_chain`]): GSS nodes never change once created, so what the walk
-//! accepted below (node, DWA state) for a class is a fact about that node,
-//! and the next mask reads it instead of walking down a long right-recursive
+//! [`walk_chain`] and [`descend`]): GSS nodes never change once created, so
+//! what the walk accepted below (node, DWA state) for a class, and which
+//! frames below it can accept anything at all, are facts about that node;
+//! the next mask reads them instead of walking down a long right-recursive
 //! stack (an object's member list, a JSON array's items) again.
 
 use std::sync::Arc;
@@ -55,6 +56,10 @@ pub struct StaticScratch {
     memo: FxHashMap<(NodeId, u32, u32, u32), u32>,
     memo_words: Vec<u32>,
     memo_from: MemoFrom,
+    /// Kept across masks: runs of frames that change no live set, from
+    /// (node, DWA state) to the next frame to read and the frames skipped
+    /// (see `descend`).
+    jumps: FxHashMap<(NodeId, u32), (NodeId, u32, u32)>,
     /// The frames of the chain being read, and per frame its fresh classes
     /// and the classes it accepted (`2n` words each in `chain_words`).
     chain: Vec<(NodeId, u32)>,
@@ -87,6 +92,8 @@ pub const MEMO_FROM_DEPTH: u32 = 8;
 /// The memo is dropped when it holds more words than this (1 MiB), so a
 /// state's scratch stays bounded however long the generation.
 const MEMO_MAX_WORDS: usize = 1 << 18;
+/// The same for the runs of frames the walk skips (16 bytes each).
+const MEMO_MAX_JUMPS: usize = 1 << 16;
 
 #[derive(Copy, Clone, Debug)]
 struct MemoFrom(u32);
@@ -108,6 +115,8 @@ impl StaticScratch {
     /// truncated there, and those ids will name other nodes.
     pub fn forget_nodes_from(&mut self, first: usize) {
         self.memo.retain(|&(node, ..), _| node.index() < first);
+        // A jump's target is below its start, so it goes with it.
+        self.jumps.retain(|&(node, _), _| node.index() < first);
     }
 }
 
@@ -131,6 +140,8 @@ pub struct WalkStats {
     /// left to walk (every class known there, or carried there before).
     pub memo_steps: usize,
     pub memo_hits: usize,
+    /// Frames skipped through the memo (they change no live set).
+    pub skipped: usize,
     /// Frames read on a DWA self-loop (checks only).
     pub loop_steps: usize,
     /// Words of the live sets of those steps.
@@ -170,9 +181,10 @@ pub fn static_mask(
     scratch.windows.clear();
     scratch.unions.clear();
     scratch.stats = WalkStats { heads: heads.len(), ..Default::default() };
-    if scratch.memo_words.len() > MEMO_MAX_WORDS {
+    if scratch.memo_words.len() > MEMO_MAX_WORDS || scratch.jumps.len() > MEMO_MAX_JUMPS {
         scratch.memo.clear();
         scratch.memo_words.clear();
+        scratch.jumps.clear();
     }
     let memo_from = scratch.memo_from.0;
     let mut live = std::mem::take(&mut scratch.live);
@@ -304,7 +316,8 @@ pub fn static_mask(
 /// each of its fresh classes that was not cut at or below it, nor handed to
 /// a branch: the frame or one below it accepted it, or nothing will. That
 /// is a fact about the node (the union is distributive over the live set),
-/// so it holds for every later mask until the node is rolled back.
+/// so it holds for every later mask until the node is rolled back. Between
+/// frames, `descend` skips those that cannot accept.
 #[allow(clippy::too_many_arguments)]
 fn walk_chain(
     parser: Parser<'_>,
@@ -395,24 +408,26 @@ fn walk_chain(
         if alive == 0 {
             break;
         }
-        let parents = &gss.node(node).parents;
-        if let [parent] = parents[..] {
-            let q2 = dwa.next(q, gss.state(parent));
-            if q2 == NONE {
+        let (ends, q_end) = match descend(gss, dwa, &mut scratch.jumps, &mut scratch.stats, node, q) {
+            Descent::Frame(next, q_next) => {
+                (node, q) = (next, q_next);
+                continue;
+            }
+            Descent::Dead => {
                 live.fill(0);
                 break;
             }
-            (node, q) = (parent, q2);
-            continue;
-        }
+            Descent::Ends(at, q_at) => (at, q_at),
+        };
         // The bottom (what is live dies), or a branch left to the ordinary
         // walk (what is live is not known here).
+        let parents = &gss.node(ends).parents;
         if parents.is_empty() {
             live.fill(0);
         }
         let depth = depth + scratch.chain.len() as u32;
         for &parent in parents {
-            let q2 = dwa.next(q, gss.state(parent));
+            let q2 = dwa.next(q_end, gss.state(parent));
             if q2 != NONE {
                 scratch.stack.push((parent, q2, scratch.words.len() as u32, depth));
                 scratch.words.extend_from_slice(live);
@@ -453,6 +468,63 @@ fn walk_chain(
             answers[i] |= learned & accepted[i];
         }
     }
+}
+
+enum Descent {
+    /// The next frame to read.
+    Frame(NodeId, u32),
+    /// No DWA move: nothing live goes further.
+    Dead,
+    /// The frame reached has no parent or several.
+    Ends(NodeId, u32),
+}
+
+/// From the frame just read at `(node, q)`, down to the next frame that can
+/// accept something. A frame whose DWA state accepts nothing and checks
+/// nothing only moves the DWA (a right-recursive list's members, read for
+/// the classes that close the list), so it is skipped, and the run of such
+/// frames is remembered in `jumps` by its first frame. Its `future` is not
+/// applied: that only drops classes no deeper frame accepts, which the next
+/// frame read drops. Which frames follow (node, DWA state) is a fact of the
+/// node, as for the memo, and one of the classes, so walks from every lexer
+/// configuration share it: a configuration's first deep mask (no memo yet
+/// for its classes) still reads only the frames that accept.
+fn descend(
+    gss: &Gss,
+    dwa: &ParserDwa,
+    jumps: &mut FxHashMap<(NodeId, u32), (NodeId, u32, u32)>,
+    stats: &mut WalkStats,
+    node: NodeId,
+    q: u32,
+) -> Descent {
+    let start = (node, q);
+    let (mut node, mut q, mut skipped) = (node, q, 0);
+    let end = loop {
+        if let Some(&(to, q_to, k)) = jumps.get(&(node, q)) {
+            skipped += k;
+            break Descent::Frame(to, q_to);
+        }
+        let [parent] = gss.node(node).parents[..] else {
+            break Descent::Ends(node, q);
+        };
+        let q2 = dwa.next(q, gss.state(parent));
+        if q2 == NONE {
+            break Descent::Dead;
+        }
+        let below = &dwa.states[q2 as usize];
+        if below.accept != NONE || !below.checks.is_empty() {
+            break Descent::Frame(parent, q2);
+        }
+        skipped += 1;
+        (node, q) = (parent, q2);
+    };
+    if let Descent::Frame(to, q_to) = end {
+        if skipped > 0 && (node, q) != start {
+            jumps.insert(start, (to, q_to, skipped));
+        }
+    }
+    stats.skipped += skipped as usize;
+    end
 }
 
 /// The checks of DWA state `q` that pass at `node`.
