@@ -87,8 +87,19 @@ impl<'a> Parser<'a> {
                 }
             }
         }
-        for i in first_new..gss.len() {
-            self.compute_summary(gss, NodeId::from_usize(i));
+        // Summaries only for the new nodes the tops reach: a reduction chain
+        // (closing an 83-member right-recursive list) leaves a node per
+        // reduction that the next one pops, and nothing reads those again.
+        let mut reached = vec![false; gss.len() - first_new];
+        let mut work: SmallVec<[NodeId; 8]> = shifted.iter().copied().collect();
+        while let Some(n) = work.pop() {
+            let Some(i) = n.index().checked_sub(first_new) else { continue };
+            if !std::mem::replace(&mut reached[i], true) {
+                work.extend(gss.node(n).parents.iter().copied());
+            }
+        }
+        for (i, _) in reached.iter().enumerate().filter(|(_, &r)| r) {
+            self.compute_summary(gss, NodeId::from_usize(first_new + i));
         }
         shifted
     }

@@ -486,7 +486,7 @@ enum Descent {
 /// frames is remembered in `jumps` by its first frame. Its `future` is not
 /// applied: that only drops classes no deeper frame accepts, which the next
 /// frame read drops. Which frames follow (node, DWA state) is a fact of the
-/// node, as for the memo, and one of the classes, so walks from every lexer
+/// node, as for the memo, and not of the classes, so walks from every lexer
 /// configuration share it: a configuration's first deep mask (no memo yet
 /// for its classes) still reads only the frames that accept.
 fn descend(
