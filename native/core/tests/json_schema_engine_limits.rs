@@ -75,7 +75,7 @@ fn format_next_to_length_bound() {
 /// reads all of them (JSONSchemaBench `Github_ultra---o17462`, 83 untracked
 /// `any_order` properties: 254 walk steps, 101–148 µs at its last step). The
 /// walk memo answers the deep frames from what earlier masks learned there,
-/// so the frames read per mask stay flat (without it: 2 more per member).
+/// so the frames read per mask stop growing (without it: 2 more per member).
 /// (A left-recursive star for the members also fixed the walk but grew the
 /// liveness tables of other large `any_order` schemas: o7578 past 50M exits,
 /// o53697 1.5M → 4.3M.)
@@ -108,6 +108,7 @@ fn object_members_do_not_deepen_the_stack() {
             state.mask();
             steps.push(state.static_walk_stats().steps);
         }
-        assert!(steps[199] <= steps[4], "walk steps after members 5..200 (any_order {any_order}): {steps:?}");
+        // Frames past the memo's depth are answered by it: flat from there.
+        assert!(steps[199] <= steps[99], "walk steps after members 1..200 (any_order {any_order}): {steps:?}");
     }
 }

@@ -87,7 +87,13 @@ pub struct StaticScratch {
 /// Frames read at least this deep in a walk go through the memo. Shallow
 /// frames are the ones that change from one mask to the next; keeping
 /// them out keeps the memo's hashing and copying off the common short walks.
-pub const MEMO_FROM_DEPTH: u32 = 8;
+pub const MEMO_FROM_DEPTH: u32 = 32;
+
+/// Spans of more words than this stay out of the memo: its words per frame
+/// (`5n` written on a first visit) cost more than reading the frame again,
+/// and the memo would fill and be dropped within a few masks (expression
+/// grammars: rechecked maxima 9 → 40 µs with every span through it).
+const MEMO_MAX_SPAN_WORDS: usize = 8;
 
 /// The memo is dropped when it holds more words than this (1 MiB), so a
 /// state's scratch stays bounded however long the generation.
@@ -207,7 +213,7 @@ pub fn static_mask(
             while let Some((node, q, at, depth)) = scratch.stack.pop() {
                 live.clear();
                 live.extend_from_slice(&scratch.words[at as usize..at as usize + n]);
-                if depth >= memo_from {
+                if depth >= memo_from && n <= MEMO_MAX_SPAN_WORDS {
                     walk_chain(parser, gss, tables, scratch, (node, q, depth), &mut live, lo, lo_w);
                     continue;
                 }
@@ -273,10 +279,11 @@ pub fn static_mask(
                     // unary minus, nested brackets of one kind): the future
                     // and the accepted weights are already applied, so only
                     // the summary checks of each frame are left to read.
-                    // Past `memo_from` the run goes on through the memo.
+                    // (Reading a run costs less than the memo, so a run past
+                    // `memo_from` stays here.)
                     depth += 1;
                     if let [parent] = parents[..] {
-                        if depth < memo_from && dwa.next(q, gss.state(parent)) == q {
+                        if dwa.next(q, gss.state(parent)) == q {
                             scratch.stats.loop_steps += 1;
                             node = parent;
                             continue;
