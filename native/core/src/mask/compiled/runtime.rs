@@ -245,15 +245,7 @@ pub fn static_mask(
                 let (mut node, mut depth) = (node, depth);
                 loop {
                     if !state.checks.is_empty() {
-                        let passing = match scratch.passing.get(&(node, q)) {
-                            Some(&p) => p,
-                            None => {
-                                let p = passing_checks(parser, gss, node, q, dwa, scratch);
-                                scratch.passing.insert((node, q), p);
-                                p
-                            }
-                        };
-                        match passing {
+                        match passing_checks(parser, gss, node, q, dwa, scratch) {
                             Passing::None => {}
                             Passing::Weight(w) => {
                                 dwa.weights[w as usize].add_masked(scratch.result.words_mut(), &live, lo_w)
@@ -384,15 +376,7 @@ fn walk_chain(
             dwa.weights[state.accept as usize].add_masked_at(acc, lo_w, live, lo_w);
         }
         if !state.checks.is_empty() {
-            let passing = match scratch.passing.get(&(node, q)) {
-                Some(&p) => p,
-                None => {
-                    let p = passing_checks(parser, gss, node, q, dwa, scratch);
-                    scratch.passing.insert((node, q), p);
-                    p
-                }
-            };
-            match passing {
+            match passing_checks(parser, gss, node, q, dwa, scratch) {
                 Passing::None => {}
                 Passing::Weight(w) => {
                     let acc = &mut scratch.chain_words[at + acc_at..at + acc_at + n];
@@ -534,7 +518,7 @@ fn descend(
     end
 }
 
-/// The checks of DWA state `q` that pass at `node`.
+/// The checks of DWA state `q` that pass at `node`, read once per mask.
 fn passing_checks(
     parser: Parser<'_>,
     gss: &Gss,
@@ -543,6 +527,9 @@ fn passing_checks(
     dwa: &ParserDwa,
     scratch: &mut StaticScratch,
 ) -> Passing {
+    if let Some(&p) = scratch.passing.get(&(node, q)) {
+        return p;
+    }
     let checks = &dwa.states[q as usize].checks;
     // Written straight into `patterns`, kept only when several checks pass.
     let at = scratch.patterns.len();
@@ -561,11 +548,13 @@ fn passing_checks(
     if count < 2 {
         scratch.patterns.truncate(at);
     }
-    match count {
+    let p = match count {
         0 => Passing::None,
         1 => Passing::Weight(last),
         _ => Passing::Several(at as u32),
-    }
+    };
+    scratch.passing.insert((node, q), p);
+    p
 }
 
 /// The union of pattern `p`'s weights on class words `lo_w..lo_w + len`,
