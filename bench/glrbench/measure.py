@@ -30,6 +30,7 @@ def measure_job(
     def job(send):
         perf = time.perf_counter_ns
         cpu = time.thread_time_ns
+        engine.prepare()
         mem = Memory()
         gc.collect()
         gc.disable()
