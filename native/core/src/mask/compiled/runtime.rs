@@ -173,7 +173,7 @@ pub fn static_mask(
     scratch: &mut StaticScratch,
     out: &mut BitSet,
 ) {
-    let StaticTables { classes, dwa, check_unions: unions, .. } = tables;
+    let StaticTables { classes, dwa, .. } = tables;
     out.clear();
     let k = classes.num_classes();
     if scratch.result.words().len() != k.div_ceil(32) {
@@ -245,17 +245,8 @@ pub fn static_mask(
                 let (mut node, mut depth) = (node, depth);
                 loop {
                     if !state.checks.is_empty() {
-                        match passing_checks(parser, gss, node, q, dwa, scratch) {
-                            Passing::None => {}
-                            Passing::Weight(w) => {
-                                dwa.weights[w as usize].add_masked(scratch.result.words_mut(), &live, lo_w)
-                            }
-                            Passing::Several(p) => {
-                                let i = window_union(p, lo_w, live.len(), dwa, unions, scratch);
-                                let union = &scratch.unions[i as usize];
-                                add_masked_bits(scratch.result.words_mut(), 0, &live, lo_w, union.first, &union.words);
-                            }
-                        }
+                        let passing = passing_weights(parser, gss, node, q, (lo_w, live.len()), tables, scratch);
+                        passing.add_masked(scratch.result.words_mut(), 0, &live, lo_w, dwa, &scratch.unions);
                     }
                     // Classes already accepted need no deeper frame.
                     let mut alive = 0;
@@ -328,7 +319,7 @@ fn walk_chain(
     lo: u32,
     lo_w: usize,
 ) {
-    let StaticTables { dwa, check_unions: unions, .. } = tables;
+    let StaticTables { dwa, .. } = tables;
     let n = live.len();
     scratch.chain.clear();
     scratch.chain_words.clear();
@@ -376,19 +367,9 @@ fn walk_chain(
             dwa.weights[state.accept as usize].add_masked_at(acc, lo_w, live, lo_w);
         }
         if !state.checks.is_empty() {
-            match passing_checks(parser, gss, node, q, dwa, scratch) {
-                Passing::None => {}
-                Passing::Weight(w) => {
-                    let acc = &mut scratch.chain_words[at + acc_at..at + acc_at + n];
-                    dwa.weights[w as usize].add_masked_at(acc, lo_w, live, lo_w)
-                }
-                Passing::Several(p) => {
-                    let i = window_union(p, lo_w, n, dwa, unions, scratch);
-                    let union = &scratch.unions[i as usize];
-                    let acc = &mut scratch.chain_words[at + acc_at..at + acc_at + n];
-                    add_masked_bits(acc, lo_w, live, lo_w, union.first, &union.words);
-                }
-            }
+            let passing = passing_weights(parser, gss, node, q, (lo_w, n), tables, scratch);
+            let acc = &mut scratch.chain_words[at + acc_at..at + acc_at + n];
+            passing.add_masked(acc, lo_w, live, lo_w, dwa, &scratch.unions);
         }
         let acc = &scratch.chain_words[at + acc_at..at + acc_at + n];
         let mut alive = 0;
@@ -516,6 +497,58 @@ fn descend(
     }
     stats.skipped += skipped as usize;
     end
+}
+
+/// The weights of the checks that pass at a frame, on one window of class
+/// words: none, one, or a union in `StaticScratch::unions`.
+#[derive(Copy, Clone, Debug)]
+enum PassingWeights {
+    None,
+    Weight(u32),
+    Union(u32),
+}
+
+impl PassingWeights {
+    /// Add the classes of `live` (class words from `lo_w`) that the passing
+    /// weights hold to `out` (class words from `out_lo`).
+    fn add_masked(
+        self,
+        out: &mut [u32],
+        out_lo: usize,
+        live: &[u32],
+        lo_w: usize,
+        dwa: &ParserDwa,
+        unions: &[Arc<UnionBits>],
+    ) {
+        match self {
+            PassingWeights::None => {}
+            PassingWeights::Weight(w) => dwa.weights[w as usize].add_masked_at(out, out_lo, live, lo_w),
+            PassingWeights::Union(i) => {
+                let union = &unions[i as usize];
+                add_masked_bits(out, out_lo, live, lo_w, union.first, &union.words);
+            }
+        }
+    }
+}
+
+/// The weights of the checks of DWA state `q` that pass at `node`, on the
+/// class words `lo_w..lo_w + len`.
+fn passing_weights(
+    parser: Parser<'_>,
+    gss: &Gss,
+    node: NodeId,
+    q: u32,
+    (lo_w, len): (usize, usize),
+    tables: &StaticTables,
+    scratch: &mut StaticScratch,
+) -> PassingWeights {
+    match passing_checks(parser, gss, node, q, &tables.dwa, scratch) {
+        Passing::None => PassingWeights::None,
+        Passing::Weight(w) => PassingWeights::Weight(w),
+        Passing::Several(p) => {
+            PassingWeights::Union(window_union(p, lo_w, len, &tables.dwa, &tables.check_unions, scratch))
+        }
+    }
 }
 
 /// The checks of DWA state `q` that pass at `node`, read once per mask.
