@@ -33,7 +33,7 @@ from glrbench.engines import EOS_ID, Glrmask, Llguidance, OutlinesCore, Xgrammar
 from glrbench.isolate import run_isolated  # noqa: E402
 from glrbench.measure import measure_isolated  # noqa: E402
 from glrbench.recheck import recheck  # noqa: E402
-from glrbench.workloads import DATA, cfg_cases, jsb_sample, jsb_warmup, sha256  # noqa: E402
+from glrbench.workloads import DATA, JSB_SUBSETS, cfg_cases, jsb_sample, jsb_warmup, sha256  # noqa: E402
 
 # The engines whose slowest masks are rerun (issue 5's targets are theirs).
 RECHECKED = ["glrmask-static", "glrmask-static-warm"]
@@ -288,6 +288,9 @@ def main() -> int:
     )
     ap.add_argument("--warmup-per-subset", type=int, default=3, help="other schemas that warm glrmask-static-warm")
     ap.add_argument("--per-subset", type=int, default=20, help="JSONSchemaBench schemas per subset (10 subsets)")
+    ap.add_argument(
+        "--subsets", default=",".join(JSB_SUBSETS), help="JSONSchemaBench subsets (comma-separated; default: all 10)"
+    )
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--max-instances", type=int, default=1, help="valid instances per schema")
     ap.add_argument("--token-cap", type=int, default=1500, help="tokens per JSON instance")
@@ -322,7 +325,11 @@ def main() -> int:
     records: list[dict] = []
     meta["rechecks"] = []
     if "jsb" in suites:
-        cases = jsb_sample(tokenizer, args.seed, args.per_subset, args.max_instances, args.token_cap)
+        subsets = args.subsets.split(",")
+        unknown = sorted(set(subsets) - set(JSB_SUBSETS))
+        if unknown:
+            raise SystemExit(f"--subsets: unknown {unknown}; the subsets are {JSB_SUBSETS}")
+        cases = jsb_sample(tokenizer, args.seed, args.per_subset, args.max_instances, args.token_cap, subsets)
         meta["jsb_schemas"] = [(c.group, c.workload.name) for c in cases]
         if "glrmask-static-warm" in engines:
             warmup = jsb_warmup(args.seed, args.per_subset, args.warmup_per_subset)

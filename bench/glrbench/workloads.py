@@ -75,9 +75,13 @@ def _jsb_sampled(rows: list[dict], seed: int, subset: str, per_subset: int) -> l
     return random.Random(f"{seed}:{subset}").sample(rows, min(per_subset, len(rows)))
 
 
-def jsb_sample(tokenizer, seed: int, per_subset: int, max_instances: int, token_cap: int) -> list[Case]:
+def jsb_sample(
+    tokenizer, seed: int, per_subset: int, max_instances: int, token_cap: int, subsets: list[str] = JSB_SUBSETS
+) -> list[Case]:
+    """``per_subset`` schemas of each subset; each subset's sample is seeded by itself, so a run over some of the
+    subsets measures the same schemas as a run over all of them."""
     cases = []
-    for subset in JSB_SUBSETS:
+    for subset in subsets:
         for r in _jsb_sampled(_jsb_rows(subset), seed, subset, per_subset):
             seqs, complete = [], []
             for t in [t for t in r["tests"] if t["valid"]][:max_instances]:
