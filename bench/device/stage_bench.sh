@@ -2,9 +2,9 @@
 # Stage the Python benchmark (bench/run.py, peers included) for the lent quiet machine in .devbench/ (git-ignored
 # through .git/info/exclude; that machine has no network and Python 3.12): glrmask's abi3 wheel built here, the
 # peers' cp312 wheels and the ones they need that its image lacks, and the data the suites read, packed.
-# Then run there, carrying .devbench:
+# Then run there, carrying .devbench (the copy there may have no .git: name the commit for the results' headers):
 #   python3 -m pip install -q --no-index --no-deps --target /tmp/site .devbench/whl/*.whl \
-#     && PYTHONPATH=/tmp/site bash bench/device/bench.sh
+#     && PYTHONPATH=/tmp/site GLRMASK_SOURCE_COMMIT=<commit here> bash bench/device/bench.sh RUN...
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 SHARED=${SHARED:-../shared}
