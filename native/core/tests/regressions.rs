@@ -159,3 +159,27 @@ fn walk_skips_right_recursive_list_frames() {
     }
     assert!(skipped > 0, "no walk skipped a list frame: the test no longer covers the jumps");
 }
+
+/// `e: e "+" e | e "*" e | NUM`: each completed operand reduces at every
+/// split point, so the top `e` node gains a parent per operator and `shift`
+/// looks its edges up in a set past `SCAN_PARENTS` (16). Masks agree with
+/// the oracle all along, and the expression is accepted at the end.
+#[test]
+fn ambiguous_expression_with_many_split_points() {
+    let g = parse_glrm("glrm 1;\nstart e;\nt NUM = /[0-9]+/;\nnt e = e \"+\" e | e \"*\" e | NUM;\n").unwrap();
+    let tokens: Vec<Vec<u8>> =
+        ["1", "2", "+", "*", "12", "+1", "*2", "1+"].iter().map(|t| t.as_bytes().to_vec()).collect();
+    let c = constraint(g, &tokens, &[]);
+    let mut s = c.start();
+    let mut rng = Rng(7);
+    for step in 0..120 {
+        if step % 4 == 0 {
+            assert_masks_agree(&mut s, &format!("at step {step}"));
+        }
+        // Alternate operands and operators so the expression keeps growing.
+        let choices: &[u32] = if step % 2 == 0 { &[0, 1, 4] } else { &[2, 3, 5, 6] };
+        s.commit_token(choices[rng.below(choices.len())]).unwrap();
+    }
+    assert_masks_agree(&mut s, "at the end");
+    assert!(s.is_accepting());
+}

@@ -9,6 +9,7 @@
 
 pub mod gss;
 
+use rustc_hash::FxHashSet;
 use smallvec::SmallVec;
 
 use crate::compile::CompiledGrammar;
@@ -23,6 +24,10 @@ pub struct Head {
 }
 
 pub type Tops = SmallVec<[NodeId; 4]>;
+
+/// Parents of a node that `shift` scans for a duplicate edge; past this many
+/// it looks edges up in a set.
+const SCAN_PARENTS: usize = 16;
 
 /// Runtime operations over a compiled grammar.
 #[derive(Copy, Clone)]
@@ -49,6 +54,12 @@ impl<'a> Parser<'a> {
         let lr = &self.g.lr;
         let first_new = gss.len();
         let mut reduced: SmallVec<[NodeId; 8]> = SmallVec::new();
+        // On an ambiguous grammar a reduced node gains a parent per split
+        // point, and scanning its parents for each new one made a shift
+        // quadratic in them: past `SCAN_PARENTS`, a node's edges go into
+        // `edges` (the nodes in `indexed`) and are looked up there.
+        let mut edges: FxHashSet<(NodeId, NodeId)> = FxHashSet::default();
+        let mut indexed: SmallVec<[NodeId; 4]> = SmallVec::new();
         let mut work: Vec<(NodeId, Option<NodeId>)> = tops.iter().map(|&n| (n, None)).collect();
         let mut bottoms = Vec::new();
         while let Some((n, via)) = work.pop() {
@@ -60,7 +71,17 @@ impl<'a> Parser<'a> {
                     let Some(q) = lr.goto(gss.state(b), p.lhs) else { continue };
                     match reduced.iter().find(|&&v| gss.state(v) == q) {
                         Some(&v) => {
-                            if !gss.node(v).parents.contains(&b) {
+                            let parents = &gss.node(v).parents;
+                            let fresh = if parents.len() < SCAN_PARENTS {
+                                !parents.contains(&b)
+                            } else {
+                                if !indexed.contains(&v) {
+                                    edges.extend(parents.iter().map(|&p| (v, p)));
+                                    indexed.push(v);
+                                }
+                                edges.insert((v, b))
+                            };
+                            if fresh {
                                 gss.nodes[v.index()].parents.push(b);
                                 work.push((v, Some(b)));
                             }
