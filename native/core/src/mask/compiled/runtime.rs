@@ -218,12 +218,8 @@ pub fn static_mask(
                     continue;
                 }
                 // Only classes not already carried to this (node, state).
-                let words = &mut scratch.words;
-                let seen_at = *scratch.seen.entry((node, q, lo, n as u32)).or_insert_with(|| {
-                    words.resize(words.len() + n, 0);
-                    (words.len() - n) as u32
-                }) as usize;
-                let seen = &mut words[seen_at..seen_at + n];
+                let seen_at = slot(&mut scratch.seen, &mut scratch.words, (node, q, lo, n as u32), n);
+                let seen = &mut scratch.words[seen_at..seen_at + n];
                 let mut fresh = 0;
                 for (a, s) in live.iter_mut().zip(seen.iter_mut()) {
                     *a &= !*s;
@@ -342,13 +338,9 @@ fn walk_chain(
         }
         frame[fresh_at..fresh_at + n].copy_from_slice(live);
         // Cut what was carried here before in this mask.
-        let words = &mut scratch.words;
-        let seen_at = *scratch.seen.entry((node, q, lo, n as u32)).or_insert_with(|| {
-            words.resize(words.len() + n, 0);
-            (words.len() - n) as u32
-        }) as usize;
+        let seen_at = slot(&mut scratch.seen, &mut scratch.words, (node, q, lo, n as u32), n);
         let mut any = 0;
-        for (i, s) in words[seen_at..seen_at + n].iter_mut().enumerate() {
+        for (i, s) in scratch.words[seen_at..seen_at + n].iter_mut().enumerate() {
             frame[cut_at + i] = live[i] & *s;
             live[i] &= !*s;
             *s |= live[i];
@@ -428,18 +420,22 @@ fn walk_chain(
         if learned == 0 {
             continue;
         }
-        let words = &mut scratch.memo_words;
-        let m = *scratch.memo.entry((node, q, lo, n as u32)).or_insert_with(|| {
-            words.resize(words.len() + 2 * n, 0);
-            (words.len() - 2 * n) as u32
-        }) as usize;
-        let (known, answers) = words[m..m + 2 * n].split_at_mut(n);
+        let m = slot(&mut scratch.memo, &mut scratch.memo_words, (node, q, lo, n as u32), 2 * n);
+        let (known, answers) = scratch.memo_words[m..m + 2 * n].split_at_mut(n);
         for i in 0..n {
             let learned = frame[fresh_at + i] & !live[i];
             known[i] |= learned;
             answers[i] |= learned & accepted[i];
         }
     }
+}
+
+/// The offset in `words` of `key`'s `len` words, zeroed when new.
+fn slot<K: std::hash::Hash + Eq>(index: &mut FxHashMap<K, u32>, words: &mut Vec<u32>, key: K, len: usize) -> usize {
+    *index.entry(key).or_insert_with(|| {
+        words.resize(words.len() + len, 0);
+        (words.len() - len) as u32
+    }) as usize
 }
 
 enum Descent {
