@@ -17,16 +17,8 @@ from pathlib import Path
 
 import numpy as np
 
-ENGINES = ["glrmask-static", "glrmask-static-warm", "glrmask-dynamic", "llguidance", "xgrammar", "outlines-core"]
-
-
-def pct(a: np.ndarray, q: float) -> float:
-    return float(np.percentile(a, q, method="higher")) if len(a) else float("nan")
-
-
-def us(ns: float) -> str:
-    x = ns / 1e3
-    return f"{x:.1f} µs" if x < 100 else f"{x:.0f} µs" if x < 1000 else f"{x / 1e3:.1f} ms"
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from glrbench.report import ENGINE_ORDER, md_table, ms, pct, us  # noqa: E402
 
 
 def main(root: Path) -> None:
@@ -47,13 +39,11 @@ def main(root: Path) -> None:
     clean = {e: ok[e] - violated[e] for e in ok}
     common = clean.get("glrmask-static", set()) & clean.get("llguidance", set()) & clean.get("xgrammar", set())
 
+    header = "engine,compiled,violations,mask steps,mask p50,p99,p99.9,max,max (CPU),commit p50,compile p50,compile p99"
+
     def table(only: set | None) -> None:
-        print(
-            "| engine | compiled | violations | mask steps | mask p50 | p99 | p99.9 | max | max (CPU) | commit p50 "
-            "| compile p50 | compile p99 |"
-        )
-        print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
-        for e in ENGINES:
+        rows = []
+        for e in ENGINE_ORDER:
             if not total[e]:
                 continue
             ws = ok[e] if only is None else ok[e] & only
@@ -65,14 +55,15 @@ def main(root: Path) -> None:
                         cpu.append(int(row["mask_cpu_ns"]))
                     if row["commit_ns"] not in ("", "-1"):
                         commit.append(int(row["commit_ns"]))
-            compile_ms = np.array([float(s["compile_ms"]) for s in summary if s["engine"] == e and s["workload"] in ws])
-            m, c, cm = np.array(mask), np.array(cpu), np.array(commit)
+            compile_ns = [float(s["compile_ms"]) * 1e6 for s in summary if s["engine"] == e and s["workload"] in ws]
+            m, c, cm, comp = np.array(mask), np.array(cpu), np.array(commit), np.array(compile_ns)
             n = total[e] if only is None else len(only)
-            print(
-                f"| {e} | {len(ws)}/{n} | {len(violated[e] & ws)} | {len(m):,} | {us(pct(m, 50))} | {us(pct(m, 99))} "
-                f"| {us(pct(m, 99.9))} | {us(m.max())} | {us(c.max())} | {us(pct(cm, 50))} "
-                f"| {pct(compile_ms, 50):.1f} ms | {pct(compile_ms, 99) / 1e3:.2f} s |"
+            rows.append(
+                [e, f"{len(ws)}/{n}", str(len(violated[e] & ws)), f"{len(m):,}"]
+                + [us(x) for x in (pct(m, 50), pct(m, 99), pct(m, 99.9), m.max(), c.max(), pct(cm, 50))]
+                + [ms(pct(comp, 50)), ms(pct(comp, 99))]
             )
+        print(md_table(header.split(","), rows))
 
     print("All engines, each over the schemas it compiled:\n")
     table(None)
