@@ -10,9 +10,10 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 
-use numpy::{PyArray1, PyReadwriteArray1, PyUntypedArrayMethods};
+use numpy::{PyArray1, PyReadwriteArray1, PyReadwriteArray2, PyUntypedArrayMethods};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyString};
+use rayon::prelude::*;
 
 use glrmask_core as core;
 
@@ -524,6 +525,44 @@ impl Grammar {
     }
 }
 
+impl Grammar {
+    /// A grammar built from `parts` by `build`; what the parts over-approximated carries over.
+    fn combine(
+        py: Python<'_>,
+        parts: &[Py<Grammar>],
+        build: impl FnOnce(&[&core::Grammar]) -> core::Result<core::Grammar> + Send,
+    ) -> PyResult<Grammar> {
+        let irs: Vec<Arc<core::Grammar>> = parts.iter().map(|p| p.get().ir.clone()).collect();
+        let mut ignored: Vec<String> = Vec::new();
+        for p in parts {
+            for k in &p.get().ignored {
+                if !ignored.contains(k) {
+                    ignored.push(k.clone());
+                }
+            }
+        }
+        let ir = guard(py, move || {
+            let refs: Vec<&core::Grammar> = irs.iter().map(|g| &**g).collect();
+            build(&refs)
+        })?;
+        Ok(Grammar { ir: Arc::new(ir), compiled: OnceLock::new(), ignored })
+    }
+}
+
+/// The UTF-8 bytes of a str, or a bytes object as is.
+fn text_bytes(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<Vec<u8>> {
+    if let Ok(s) = obj.cast::<PyString>() {
+        return Ok(s.to_cow()?.as_bytes().to_vec());
+    }
+    match obj.cast::<PyBytes>() {
+        Ok(b) => Ok(b.as_bytes().to_vec()),
+        Err(_) => Err(pyo3::exceptions::PyTypeError::new_err(format!(
+            "{what}: expected str or bytes, got {}",
+            obj.get_type().name()?
+        ))),
+    }
+}
+
 /// `limits=` of `compile`: a mapping of limit name to a positive int over the defaults.
 fn parse_limits(obj: Option<&Bound<'_, PyAny>>) -> PyResult<core::Limits> {
     let mut limits = core::Limits::default();
@@ -701,6 +740,63 @@ impl Grammar {
         };
         let options = core::frontend::json_schema::JsonSchemaOptions { whitespace: ws, ..Default::default() };
         Ok(Grammar::new(guard(py, move || core::frontend::json_schema::json_object_grammar(&options))?))
+    }
+
+    /// Exactly `text` (str or bytes; the empty string too).
+    #[staticmethod]
+    fn literal(text: &Bound<'_, PyAny>) -> PyResult<Grammar> {
+        Ok(Grammar::new(core::grammar::compose::literal(&text_bytes(text, "literal")?)))
+    }
+
+    /// Any UTF-8 text (possibly empty) that contains none of `exclude` and
+    /// does not end with a proper prefix of one of them: free text up to a
+    /// trigger, or a tag's content up to its end string. Followed by
+    /// anything but one of `exclude`, it would swallow what follows (it is
+    /// one longest-match lexeme).
+    #[staticmethod]
+    #[pyo3(signature = (exclude=Vec::new()))]
+    fn any_text(py: Python<'_>, exclude: Vec<Bound<'_, PyAny>>) -> PyResult<Grammar> {
+        let exclude = exclude.iter().map(|e| text_bytes(e, "any_text")).collect::<PyResult<Vec<_>>>()?;
+        Ok(Grammar::new(guard(py, move || core::grammar::compose::any_text(&exclude))?))
+    }
+
+    /// Exactly one of the model tokens of an exact handle (`vocab.token(id)`
+    /// or `vocab.tokens(ids)`), matched by id; compile with that vocabulary.
+    #[staticmethod]
+    fn token(py: Python<'_>, tokens: &Bound<'_, PyAny>) -> PyResult<Grammar> {
+        let (ids, fingerprint) = exact_handle_ids(tokens)?;
+        Ok(Grammar::new(guard(py, move || core::grammar::compose::exact_tokens(ids, fingerprint))?))
+    }
+
+    /// The grammars one after another. Parts with ignored terminals
+    /// (`%ignore`, flexible JSON whitespace) or terminal priorities cannot be
+    /// combined with others (`GrammarError`).
+    #[staticmethod]
+    fn sequence(py: Python<'_>, parts: Vec<Py<Grammar>>) -> PyResult<Grammar> {
+        Grammar::combine(py, &parts, core::grammar::compose::sequence)
+    }
+
+    /// Any one of the grammars (same restrictions as `sequence`).
+    #[staticmethod]
+    fn alternatives(py: Python<'_>, parts: Vec<Py<Grammar>>) -> PyResult<Grammar> {
+        Grammar::combine(py, &parts, core::grammar::compose::alternatives)
+    }
+
+    /// `part` repeated `min` to `max` times (`max=None`: unbounded).
+    #[staticmethod]
+    #[pyo3(signature = (part, min=0, max=None))]
+    fn repeat(py: Python<'_>, part: Py<Grammar>, min: u32, max: Option<u32>) -> PyResult<Grammar> {
+        Grammar::combine(py, std::slice::from_ref(&part), |irs| core::grammar::compose::repeat(irs[0], min, max))
+    }
+
+    /// This grammar with no lexeme containing any of `substrings` (str or
+    /// bytes): keeps a tag's end string out of its content, e.g. out of a
+    /// JSON string argument, so a parser that splits on it reads every output.
+    fn forbid(&self, py: Python<'_>, substrings: Vec<Bound<'_, PyAny>>) -> PyResult<Grammar> {
+        let subs = substrings.iter().map(|e| text_bytes(e, "forbid")).collect::<PyResult<Vec<_>>>()?;
+        let ir = self.ir.clone();
+        let forbidden = guard(py, move || core::grammar::compose::forbid(&ir, &subs))?;
+        Ok(Grammar { ir: Arc::new(forbidden), compiled: OnceLock::new(), ignored: self.ignored.clone() })
     }
 
     /// What the JSON Schema conversion over-approximated, with JSON pointers:
@@ -1023,6 +1119,111 @@ impl ConstraintState {
     }
 }
 
+// ---- batch fill ---------------------------------------------------------------------------
+
+/// Rows below this are filled on the calling thread: a Static mask takes a
+/// few µs, less than handing work to another thread.
+const PARALLEL_ROWS: usize = 32;
+
+/// Fill the masks of many states into rows of one packed bitmask, with one
+/// release of the GIL, in parallel above a row threshold (what vLLM's
+/// `grammar_bitmask` and a batched `generate` need every step).
+///
+/// `words`: a C-contiguous, writable 2-D NumPy array of int32 or uint32
+/// (`bitmask.numpy()` of a CPU torch tensor shares its memory); `rows[i]` is
+/// the row of `states[i]` (default `i`). Each row is written whole: bit t of
+/// word t // 32 is token t, ids past a state's vocabulary are 0. A state
+/// listed twice, or in use by another thread, raises `StateError`.
+#[pyfunction]
+#[pyo3(signature = (states, words, rows=None))]
+fn fill_masks(
+    py: Python<'_>,
+    states: Vec<Bound<'_, ConstraintState>>,
+    words: &Bound<'_, PyAny>,
+    rows: Option<Vec<usize>>,
+) -> PyResult<()> {
+    let rows = rows.unwrap_or_else(|| (0..states.len()).collect());
+    if rows.len() != states.len() {
+        return Err(pyo3::exceptions::PyValueError::new_err(format!(
+            "fill_masks: {} states but {} rows",
+            states.len(),
+            rows.len()
+        )));
+    }
+    let mut guards = Vec::with_capacity(states.len());
+    for s in &states {
+        let g = s.try_borrow_mut().map_err(|_| {
+            to_py_err(
+                py,
+                core::Error::new(
+                    core::ErrorKind::State,
+                    "state_in_use",
+                    "fill_masks: a state is listed twice or is in use by another thread",
+                ),
+            )
+        })?;
+        if g.poisoned {
+            return Err(internal(py, "this state is unusable after an earlier internal error".into()));
+        }
+        guards.push(g);
+    }
+    let mut i32_array = words.extract::<PyReadwriteArray2<'_, i32>>().ok();
+    let mut u32_array = if i32_array.is_none() { words.extract::<PyReadwriteArray2<'_, u32>>().ok() } else { None };
+    let (shape, flat): ([usize; 2], &mut [u32]) = if let Some(arr) = i32_array.as_mut() {
+        let shape = [arr.shape()[0], arr.shape()[1]];
+        let slice = arr.as_slice_mut().map_err(|_| not_contiguous())?;
+        // SAFETY: i32 and u32 have the same size and alignment; we only store bit patterns.
+        (shape, unsafe { std::slice::from_raw_parts_mut(slice.as_mut_ptr() as *mut u32, slice.len()) })
+    } else if let Some(arr) = u32_array.as_mut() {
+        let shape = [arr.shape()[0], arr.shape()[1]];
+        (shape, arr.as_slice_mut().map_err(|_| not_contiguous())?)
+    } else {
+        return Err(pyo3::exceptions::PyTypeError::new_err(
+            "fill_masks expects a writable 2-D numpy array of dtype int32 or uint32",
+        ));
+    };
+    let [num_rows, width] = shape;
+    let mut row_slots: Vec<Option<&mut [u32]>> =
+        if width == 0 { (0..num_rows).map(|_| None).collect() } else { flat.chunks_mut(width).map(Some).collect() };
+    let mut jobs = Vec::with_capacity(guards.len());
+    for (g, &row) in guards.iter_mut().zip(&rows) {
+        check_words(width, g.inner.constraint().vocab_size().div_ceil(32))?;
+        let Some(slot) = row_slots.get_mut(row) else {
+            return Err(pyo3::exceptions::PyValueError::new_err(format!(
+                "fill_masks: row {row} is out of range for a bitmask of {num_rows} rows"
+            )));
+        };
+        let Some(out) = slot.take() else {
+            return Err(pyo3::exceptions::PyValueError::new_err(format!("fill_masks: row {row} is given twice")));
+        };
+        let state = &mut **g;
+        jobs.push((&mut state.inner, &mut state.buffer, out));
+    }
+    let panicked: Vec<bool> = py.detach(move || {
+        let fill = |(state, buf, out): &mut (&mut core::ConstraintState, &mut BitSet, &mut [u32])| {
+            catch_unwind(AssertUnwindSafe(|| {
+                state.fill_mask(buf);
+                let src = buf.words();
+                out[..src.len()].copy_from_slice(src);
+                out[src.len()..].iter_mut().for_each(|w| *w = 0);
+            }))
+            .is_err()
+        };
+        if jobs.len() < PARALLEL_ROWS {
+            jobs.iter_mut().map(fill).collect()
+        } else {
+            jobs.par_iter_mut().with_min_len(8).map(fill).collect()
+        }
+    });
+    if panicked.iter().any(|&p| p) {
+        for (g, p) in guards.iter_mut().zip(&panicked) {
+            g.poisoned |= *p;
+        }
+        return Err(internal(py, "internal error (a bug in glrmask) while filling a mask".into()));
+    }
+    Ok(())
+}
+
 /// Token ids and vocabulary fingerprint of an `ExactToken` / `ExactTokens` handle.
 fn exact_handle_ids(obj: &Bound<'_, PyAny>) -> PyResult<(Vec<u32>, u64)> {
     if let Ok(t) = obj.cast::<ExactToken>() {
@@ -1104,6 +1305,7 @@ fn _internal(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Constraint>()?;
     m.add_class::<ConstraintState>()?;
     m.add_function(wrap_pyfunction!(default_limits, m)?)?;
+    m.add_function(wrap_pyfunction!(fill_masks, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     warm_numpy(m.py());
     Ok(())

@@ -47,7 +47,13 @@ impl TerminalMatcher {
             ),
             Pattern::And(parts) => TerminalMatcher::And(parts.iter().map(TerminalMatcher::new).collect()),
             Pattern::Not(inner) => TerminalMatcher::Not(Box::new(TerminalMatcher::new(inner))),
-            _ => panic!("reference supports regex terminals and their And/Not only"),
+            other => TerminalMatcher::Regex(
+                regex::bytes::Regex::new(&format!(
+                    "^(?:{})$",
+                    pattern_regex(other).expect("reference: And/Not only at the top of a pattern")
+                ))
+                .expect("pattern prints as a valid regex"),
+            ),
         }
     }
 
@@ -58,6 +64,24 @@ impl TerminalMatcher {
             TerminalMatcher::Not(inner) => !inner.is_match(bytes),
         }
     }
+}
+
+/// A regex for a pattern built of regexes by concatenation, alternation and
+/// repetition (`None` if it has an intersection or complement inside).
+fn pattern_regex(p: &Pattern) -> Option<String> {
+    Some(match p {
+        Pattern::Hir(hir) => format!("(?:{})", regex_text(hir)),
+        Pattern::Concat(parts) => parts.iter().map(pattern_regex).collect::<Option<Vec<_>>>()?.concat(),
+        Pattern::Alt(parts) if parts.is_empty() => "(?-u:[^\\x00-\\xff])".to_string(),
+        Pattern::Alt(parts) => {
+            format!("(?:{})", parts.iter().map(pattern_regex).collect::<Option<Vec<_>>>()?.join("|"))
+        }
+        Pattern::Repeat { pattern, min, max } => {
+            let max = max.map_or(String::new(), |m| m.to_string());
+            format!("(?:{}){{{min},{max}}}", pattern_regex(pattern)?)
+        }
+        Pattern::And(_) | Pattern::Not(_) => return None,
+    })
 }
 
 /// A regex for `hir` with every operand grouped. `Hir`'s own printer is

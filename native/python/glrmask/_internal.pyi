@@ -222,6 +222,39 @@ class Grammar:
     def json_object(*, whitespace: str = "compact", max_whitespace: int = 16) -> Grammar:
         """Any JSON value (vLLM's ``json_object`` mode)."""
 
+    @staticmethod
+    def literal(text: str | bytes) -> Grammar:
+        """Exactly ``text`` (the empty string too)."""
+
+    @staticmethod
+    def any_text(exclude: list[str | bytes] = ...) -> Grammar:
+        """Any UTF-8 text, possibly empty, containing none of ``exclude`` and not
+        ending with a proper prefix of one of them: free text up to a trigger, or
+        a tag's content up to its end string. It is one longest-match lexeme, so
+        follow it only by one of ``exclude`` or by the end of the output."""
+
+    @staticmethod
+    def token(tokens: ExactToken | ExactTokens) -> Grammar:
+        """Exactly one of these model tokens, matched by id (compile with their vocabulary)."""
+
+    @staticmethod
+    def sequence(parts: list[Grammar]) -> Grammar:
+        """The grammars one after another. Parts with ignored terminals (``%ignore``,
+        flexible JSON whitespace) or terminal priorities cannot be combined with
+        others: ``GrammarError`` (code ``compose_ignored`` / ``compose_priority``)."""
+
+    @staticmethod
+    def alternatives(parts: list[Grammar]) -> Grammar:
+        """Any one of the grammars (same restrictions as ``sequence``)."""
+
+    @staticmethod
+    def repeat(part: Grammar, min: int = 0, max: int | None = None) -> Grammar:
+        """``part`` repeated ``min`` to ``max`` times (``None``: unbounded)."""
+
+    def forbid(self, substrings: list[str | bytes]) -> Grammar:
+        """This grammar with no lexeme containing any of ``substrings``: keeps a tag's
+        end string out of its content (a JSON string argument, say)."""
+
     @property
     def ignored_keywords(self) -> list[str]:
         """What the JSON Schema conversion over-approximated, with JSON pointers.
@@ -341,3 +374,15 @@ class ConstraintState:
 
 def default_limits() -> dict[str, int]:
     """Every compile limit (``Grammar.compile(limits=...)``) by name, with its default."""
+
+def fill_masks(
+    states: list[ConstraintState],
+    words: npt.NDArray[np.int32] | npt.NDArray[np.uint32],
+    rows: list[int] | None = None,
+) -> None:
+    """Fill the masks of many states into rows of one C-contiguous 2-D packed
+    bitmask (``rows[i]`` is the row of ``states[i]``, default ``i``), with one
+    release of the GIL, in parallel above a row threshold. Each row is written
+    whole; ids past a state's vocabulary are 0. A state listed twice or in use
+    by another thread raises ``StateError``; a repeated or out-of-range row
+    raises ``ValueError``."""

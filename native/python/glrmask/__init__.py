@@ -22,7 +22,16 @@ from __future__ import annotations
 
 import enum
 
-from glrmask._internal import Constraint, ConstraintState, ExactToken, ExactTokens, Grammar, Vocab, default_limits
+from glrmask._internal import (
+    Constraint,
+    ConstraintState,
+    ExactToken,
+    ExactTokens,
+    Grammar,
+    Vocab,
+    default_limits,
+    fill_masks,
+)
 from glrmask._internal import __version__ as __version__
 from glrmask.errors import (
     GlrmaskError,
@@ -62,6 +71,7 @@ __all__ = [
     "ConstraintState",
     "Optimization",
     "default_limits",
+    "fill_masks",
     "GlrmaskError",
     "GrammarError",
     "SchemaError",
