@@ -8,5 +8,5 @@ python3 -m venv .venv
 # shellcheck disable=SC1091
 . .venv/bin/activate
 python -m pip install --quiet --upgrade pip
-python -m pip install --quiet .
+python -m pip install --quiet ./native/python ".[hf]"
 python examples/demo.py "$@"

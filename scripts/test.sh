@@ -9,7 +9,11 @@ python3 -m venv .venv
 # shellcheck disable=SC1091
 . .venv/bin/activate
 python -m pip install --quiet --upgrade pip
-python -m pip install --quiet -e ".[test]"
+# glrmask-core (the Rust wheel, native/python) and glrmask (the adapters, with
+# the real vLLM and transformers packages they are tested against: vLLM's wheel
+# brings torch, transformers and xgrammar; ~9 GB and ~6 minutes on a fresh machine).
+export VLLM_TARGET_DEVICE=cpu
+python -m pip install --quiet -e ./native/python -e ".[test,hf,vllm]"
 
 echo "== cargo test (native/)"
 (

@@ -1,0 +1,178 @@
+"""Grammar combinators and the batch fill.
+
+Composed grammars (what the adapters build for tool calls) are checked
+against the brute-force oracle on random compositions and random walks, with
+both engines; ``fill_masks`` rows against each state's own mask.
+"""
+
+from __future__ import annotations
+
+import random
+import threading
+
+import numpy as np
+import pytest
+from conftest import accepts, assert_oracle
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import glrmask
+from glrmask import Grammar, Optimization
+
+PIECES = ["<", "<t>", "</t>", "</", "t>", "t", ">", "/", "{", "}", '"', "a", '": "', '{"a": "', '"}', "x", " ", "ab"]
+END = len(PIECES)
+
+
+def small_vocab() -> glrmask.Vocab:
+    return glrmask.Vocab.from_id_to_bytes([p.encode() for p in PIECES] + [b"<eos>"])
+
+
+def schema_part() -> Grammar:
+    schema = {"type": "object", "properties": {"a": {"type": "string"}}, "required": ["a"]}
+    return Grammar.from_json_schema(schema, separators=(", ", ": "))
+
+
+LEAVES = {
+    "lit": lambda: Grammar.literal("ab"),
+    "tag": lambda: Grammar.literal("<t>"),
+    "text": lambda: Grammar.any_text(exclude=["<t>"]),
+    "regex": lambda: Grammar.from_regex("[ax]+"),
+    "json": lambda: schema_part().forbid(["</t>"]),
+    "choice": lambda: Grammar.from_choice(["x", "xa", "t>"]),
+}
+
+
+def build(tree) -> Grammar:
+    op, args = tree
+    if op == "leaf":
+        return LEAVES[args]()
+    if op == "seq":
+        return Grammar.sequence([build(a) for a in args])
+    if op == "alt":
+        return Grammar.alternatives([build(a) for a in args])
+    part, lo, hi = args
+    return Grammar.repeat(build(part), lo, hi)
+
+
+trees = st.recursive(
+    st.tuples(st.just("leaf"), st.sampled_from(sorted(LEAVES))),
+    lambda inner: st.one_of(
+        st.tuples(st.just("seq"), st.lists(inner, min_size=1, max_size=3)),
+        st.tuples(st.just("alt"), st.lists(inner, min_size=1, max_size=3)),
+        st.tuples(st.just("rep"), st.tuples(inner, st.integers(0, 1), st.sampled_from([1, 2, None]))),
+    ),
+    max_leaves=5,
+)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(tree=trees, seed=st.integers(0, 2**32 - 1))
+def test_random_compositions_match_the_oracle(tree, seed):
+    grammar = build(tree)
+    vocab = small_vocab()
+    rng = random.Random(seed)
+    for optimization in (Optimization.FAST_RUNTIME, Optimization.FAST_BUILD):
+        constraint = grammar.compile(vocab, end_tokens=[END], optimization=optimization)
+        state = constraint.start()
+        for step in range(12):
+            mask = assert_oracle(state, f"{tree} ({optimization}, step {step})")
+            allowed = np.flatnonzero(mask)
+            if len(allowed) == 0:
+                break
+            state.commit_token(int(rng.choice(allowed)))
+
+
+def test_tool_call_language():
+    call = Grammar.sequence([Grammar.literal("<t>"), schema_part().forbid(["</t>"]), Grammar.literal("</t>")])
+    text = Grammar.any_text(exclude=["<t>"])
+    grammar = Grammar.sequence([text, Grammar.repeat(Grammar.sequence([call, text]))])
+    constraint = grammar.compile(small_vocab(), end_tokens=[END], optimization=Optimization.FAST_BUILD)
+    assert accepts(constraint, b'hi <t>{"a": "x"}</t> bye')
+    assert accepts(constraint, b'<t>{"a": "<\\/t>"}</t>')
+    assert not accepts(constraint, b'<t>{"a": "</t>"}</t>')  # the end tag inside the argument
+    assert not accepts(constraint, b"hi <t>")
+
+
+def test_token_atom_and_errors():
+    vocab = glrmask.Vocab.from_dict({b"a": 0, b"<|tag|>": 1, b"<eos>": 2})
+    grammar = Grammar.sequence([Grammar.token(vocab.token(1)), Grammar.literal("a")])
+    state = grammar.compile(vocab, end_tokens=[2]).start()
+    assert state.mask().tolist() == [False, True, False]
+    state.commit_token(1)
+    assert state.mask().tolist() == [True, False, False]
+    with pytest.raises(glrmask.GrammarError, match="ignored terminal"):
+        Grammar.sequence([Grammar.literal("a"), Grammar.from_json_schema({"type": "integer"}, whitespace="flexible")])
+    with pytest.raises(glrmask.GrammarError):
+        Grammar.alternatives([])
+    with pytest.raises(glrmask.GrammarError):
+        Grammar.repeat(Grammar.literal("a"), 3, 2)
+    with pytest.raises(TypeError):
+        Grammar.literal(3)
+
+
+@pytest.mark.parametrize("num_states", [1, 5, 33, 200])
+def test_fill_masks_rows_equal_each_states_mask(num_states):
+    vocab = small_vocab()
+    grammar = Grammar.sequence([Grammar.any_text(exclude=["<t>"]), Grammar.literal("<t>"), schema_part()])
+    constraint = grammar.compile(vocab, end_tokens=[END])
+    rng = random.Random(num_states)
+    states = []
+    for _ in range(num_states):
+        state = constraint.start()
+        for _ in range(rng.randrange(6)):
+            allowed = np.flatnonzero(state.mask())
+            if len(allowed):
+                state.commit_token(int(rng.choice(allowed)))
+        states.append(state)
+    width = 3  # wider than the vocabulary needs: the extra words must be 0
+    words = np.full((num_states + 7, width), -1, dtype=np.int32)
+    rows = rng.sample(range(num_states + 7), num_states)
+    glrmask.fill_masks(states, words, rows)
+    for state, row in zip(states, rows):
+        bits = np.unpackbits(words[row].view(np.uint8), bitorder="little").astype(bool)
+        expected = np.zeros(width * 32, dtype=bool)
+        expected[: constraint.vocab_size] = state.mask()
+        assert (bits == expected).all()
+    untouched = sorted(set(range(num_states + 7)) - set(rows))
+    assert (words[untouched] == -1).all()
+
+
+def test_fill_masks_refuses_bad_arguments():
+    constraint = Grammar.literal("ab").compile(small_vocab())
+    a, b = constraint.start(), constraint.start()
+    words = np.zeros((2, 1), dtype=np.int32)
+    with pytest.raises(glrmask.StateError):
+        glrmask.fill_masks([a, a], words)
+    with pytest.raises(ValueError, match="out of range"):
+        glrmask.fill_masks([a], words, [2])
+    with pytest.raises(ValueError, match="twice"):
+        glrmask.fill_masks([a, b], words, [1, 1])
+    with pytest.raises(ValueError, match="words"):
+        glrmask.fill_masks([a], np.zeros((2, 0), dtype=np.int32))
+    with pytest.raises(TypeError):
+        glrmask.fill_masks([a], np.zeros((2, 1), dtype=np.float32))
+    with pytest.raises(ValueError, match="contiguous"):
+        glrmask.fill_masks([a], np.zeros((2, 4), dtype=np.int32)[:, ::2])
+
+
+def test_fill_masks_from_threads_agree():
+    """Batch fills from several threads over one shared Constraint (one state set each)."""
+    vocab = small_vocab()
+    constraint = Grammar.sequence([Grammar.literal("<t>"), schema_part()]).compile(vocab)
+    expected = np.zeros((64, 1), dtype=np.int32)
+    glrmask.fill_masks([constraint.start() for _ in range(64)], expected)
+    errors = []
+
+    def work():
+        words = np.zeros((64, 1), dtype=np.int32)
+        for _ in range(50):
+            glrmask.fill_masks([constraint.start() for _ in range(64)], words)
+            if not (words == expected).all():
+                errors.append("mismatch")
+
+    threads = [threading.Thread(target=work) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
