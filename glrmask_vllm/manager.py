@@ -1,0 +1,110 @@
+"""`StructuredOutputManager.grammar_bitmask` for the glrmask backend: every row of a step in a few batched fills.
+
+vLLM 0.33 fills rows one by one on the engine-core thread (a thread pool only above 128 requests and never with
+speculative decoding). Here all requests advance together, one speculative position at a time: position i's rows
+(the mask after each request's first i draft tokens) go to one `glrmask.fill_masks` call (one GIL release,
+parallel in Rust above a row threshold), then every request commits its i-th draft token. The result is the
+same array the stock loop writes (checked row by row in tests/test_vllm_backend.py):
+
+* request k owns rows `[k * stride, (k + 1) * stride)`, `stride = num_speculative_tokens + 1`;
+* a row at or after a padding draft (-1), or of a terminated grammar, allows everything;
+* after a rejected draft, later rows copy the last good one;
+* the draft tokens are rolled back at the end.
+
+Requests still reasoning (a reasoning parser, rows before the reasoning end) and diffusion models take vLLM's
+own loop (`NotImplemented`), which calls `GlrmaskGrammar.fill_bitmask` row by row.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from .backend import GlrmaskGrammar, fill_rows
+
+logger = logging.getLogger("glrmask_vllm")
+
+
+def batched_grammar_bitmask(
+    manager: Any,
+    requests: dict[str, Any],
+    request_ids: list[str],
+    scheduled_spec_decode_tokens: dict[str, list[int]],
+) -> Any:
+    if not request_ids:
+        return None
+    config = manager.vllm_config
+    if config.model_config.is_diffusion:
+        return NotImplemented
+    num_spec = config.num_speculative_tokens
+    stride = num_spec + 1
+    from vllm.v1.structured_output.utils import strip_speculative_padding
+
+    plans = []
+    for req_id in request_ids:
+        request = requests[req_id]
+        tokens = scheduled_spec_decode_tokens.get(req_id, [])
+        bounds = manager._get_constraint_bounds(request, strip_speculative_padding(tokens))
+        if tuple(bounds) != (0, 0):
+            return NotImplemented  # reasoning rows: vLLM's loop handles them
+        grammar = request.structured_output_request.grammar
+        if not isinstance(grammar, GlrmaskGrammar):
+            return NotImplemented
+        plans.append((req_id, grammar, tokens))
+
+    if manager._grammar_bitmask is None:
+        manager._grammar_bitmask = manager.backend.allocate_token_bitmask(config.scheduler_config.max_num_seqs * stride)
+    words = manager._grammar_bitmask.numpy()
+
+    # Per request: rows left to fill, accepted drafts to roll back, and the row a rejected draft froze.
+    advanced = [0] * len(plans)
+    failed_row: list[int | None] = [None] * len(plans)
+    open_rows = [True] * len(plans)  # False after padding or failure: no more grammar rows
+    longest = max(len(t) for _, _, t in plans)
+
+    for pos in range(longest + 1):
+        fill_grammars, fill_at = [], []
+        for k, (_, grammar, tokens) in enumerate(plans):
+            if pos > len(tokens):
+                continue
+            row = k * stride + pos
+            if failed_row[k] is not None:
+                continue  # copied below, after the fills of this position
+            if open_rows[k] and not grammar.is_terminated():
+                fill_grammars.append(grammar)
+                fill_at.append(row)
+            else:
+                words[row] = -1
+        fill_rows(fill_grammars, fill_at, words)
+        for k, (req_id, grammar, tokens) in enumerate(plans):
+            if pos > len(tokens):
+                continue
+            row = k * stride + pos
+            if failed_row[k] is not None:
+                words[row] = words[failed_row[k]]
+                continue
+            if pos == len(tokens):
+                continue  # the bonus row: nothing to commit
+            token = tokens[pos]
+            if token == -1:
+                open_rows[k] = False
+            elif open_rows[k]:
+                if not grammar.is_terminated() and grammar.accept_tokens(req_id, [token]):
+                    advanced[k] += 1
+                else:
+                    failed_row[k] = row
+                    logger.error(
+                        "Unexpected: grammar terminated or rejected draft token %s for request %s during bitmask fill.",
+                        token,
+                        req_id,
+                    )
+
+    for k, (_, grammar, _) in enumerate(plans):
+        if advanced[k]:
+            grammar.rollback(advanced[k])
+
+    num_rows = len(request_ids) * stride
+    out = manager._grammar_bitmask
+    if num_rows < out.shape[0]:
+        out = out[:num_rows]
+    return out.numpy()

@@ -1,0 +1,328 @@
+"""xgrammar-format structural tags → one `glrmask.Grammar`.
+
+vLLM's tool parsers constrain tool calls with xgrammar's structural-tag JSON (research/serving §2.7):
+`{"type": "structural_tag", "format": {...}}` built from the pydantic models of `xgrammar/structural_tag.py`,
+or the legacy `{"structures": [{"begin", "schema", "end"}], "triggers": [...]}`. Each format type maps onto the
+core's combinators (`literal`, `sequence`, `alternatives`, `repeat`, `any_text`, `token`, `forbid`).
+
+What glrmask guarantees beyond xgrammar (DESIGN §7): a tag's content never contains its end string. vLLM's
+hermes parser splits the text on `</tool_call>`; with xgrammar a JSON string argument may contain it (about one
+uniform-sampled generation in twelve), and the call is then lost. Here the content is `forbid`den the end
+string (less leading `}`/whitespace, which JSON content itself ends with), and free text `any_text` stops
+before it.
+
+JSON inside tags is compact with `", "` and `": "` separators (the layout the tool-call templates show the
+model): a grammar with ignored terminals (flexible whitespace) cannot be composed with others.
+
+Not supported (a clear error, never a silent pass-through): `exclude_token`, `any_tokens`, `dispatch`,
+`token_dispatch`, `qwen_xml_parameter`, and `json_schema` with a `style` other than `"json"`.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any
+
+import glrmask
+
+logger = logging.getLogger("glrmask_vllm")
+
+# Separators of JSON inside a tag: what `json.dumps` writes and what tool-call templates show the model.
+TAG_JSON_SEPARATORS = (", ", ": ")
+
+# Characters a tag's end string may start with that its JSON content can legitimately end with
+# (hermes: end `}\n</tool_call>` after the arguments object): stripped before forbidding the end string.
+_STRUCTURAL_PREFIX = "}] \t\r\n,"
+
+UNSUPPORTED = ("exclude_token", "any_tokens", "dispatch", "token_dispatch", "qwen_xml_parameter")
+
+
+class StructuralTagError(glrmask.GrammarError):
+    """A structural tag glrmask cannot read; the message names the JSON path and what was wrong."""
+
+
+def _err(path: str, msg: str) -> StructuralTagError:
+    return StructuralTagError(f"structural_tag{path}: {msg}")
+
+
+def _field(node: dict, key: str, path: str, kind: type | tuple[type, ...], default: Any = ...) -> Any:
+    if key not in node:
+        if default is ...:
+            raise _err(path, f"missing field {key!r}")
+        return default
+    value = node[key]
+    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+        names = kind.__name__ if isinstance(kind, type) else " or ".join(k.__name__ for k in kind)
+        raise _err(f"{path}.{key}", f"expected {names}, got {type(value).__name__}")
+    return value
+
+
+def _forbidden_in_content(ends: list[str]) -> list[str]:
+    out = []
+    for end in ends:
+        core = end.lstrip(_STRUCTURAL_PREFIX)
+        if core:
+            out.append(core)
+    return out
+
+
+class _Translator:
+    def __init__(self, vocab: glrmask.Vocab | None):
+        self.vocab = vocab
+
+    # ---- helpers -------------------------------------------------------------------------------
+
+    def _token_id(self, token: Any, path: str) -> int:
+        if isinstance(token, bool) or not isinstance(token, (int, str)):
+            raise _err(path, "a token is an id (int) or a token string")
+        if self.vocab is None:
+            raise _err(path, "token formats need the model vocabulary")
+        if isinstance(token, int):
+            if self.vocab.token_kind(token) == "missing":
+                raise _err(path, f"token id {token} is not in the vocabulary")
+            return token
+        tid = self.vocab.token_by_name(token)
+        if tid is None:
+            raise _err(path, f"token {token!r} is not in the vocabulary")
+        return tid
+
+    def _token(self, node: Any, path: str) -> glrmask.Grammar:
+        if isinstance(node, dict):
+            token = _field(node, "token", path, (int, str))
+        else:
+            token = node
+        tid = self._token_id(token, path)
+        # Matched by id, as xgrammar does: the token itself, not another spelling of its text.
+        return glrmask.Grammar.token(self.vocab.tokens([tid]))
+
+    def _elements(self, node: dict, path: str, ends: list[str]) -> list[glrmask.Grammar]:
+        elements = _field(node, "elements", path, list)
+        if not elements:
+            raise _err(f"{path}.elements", "must not be empty")
+        return [self.format(e, f"{path}.elements[{i}]", ends) for i, e in enumerate(elements)]
+
+    # ---- tags ----------------------------------------------------------------------------------
+
+    def tag(self, node: Any, path: str) -> glrmask.Grammar:
+        if not isinstance(node, dict) or node.get("type", "tag") != "tag":
+            raise _err(path, "expected a tag ({'type': 'tag', 'begin', 'content', 'end'})")
+        begin = _field(node, "begin", path, (str, dict))
+        end = _field(node, "end", path, (str, list, dict))
+        content_node = _field(node, "content", path, dict)
+        begin_g = self._token(begin, f"{path}.begin") if isinstance(begin, dict) else glrmask.Grammar.literal(begin)
+        if isinstance(end, dict):
+            ends_g = [self._token(end, f"{path}.end")]
+            end_strings: list[str] = []
+        else:
+            end_strings = [end] if isinstance(end, str) else end
+            if not end_strings or not all(isinstance(e, str) for e in end_strings):
+                raise _err(f"{path}.end", "expected a string or a non-empty list of strings")
+            ends_g = [glrmask.Grammar.literal(e) for e in end_strings]
+        content = self.format(content_node, f"{path}.content", ends=[e for e in end_strings if e])
+        end_g = ends_g[0] if len(ends_g) == 1 else glrmask.Grammar.alternatives(ends_g)
+        return glrmask.Grammar.sequence([begin_g, content, end_g])
+
+    def _tags(self, node: dict, path: str) -> list[glrmask.Grammar]:
+        tags = _field(node, "tags", path, list)
+        if not tags:
+            raise _err(f"{path}.tags", "must not be empty")
+        return [self.tag(t, f"{path}.tags[{i}]") for i, t in enumerate(tags)]
+
+    @staticmethod
+    def _one_of(parts: list[glrmask.Grammar]) -> glrmask.Grammar:
+        return parts[0] if len(parts) == 1 else glrmask.Grammar.alternatives(parts)
+
+    @staticmethod
+    def _list_of(item: glrmask.Grammar, sep: glrmask.Grammar | None, at_least_one: bool, stop_after_first: bool):
+        """`item (sep item)*`, at most one item with `stop_after_first`, maybe none without `at_least_one`."""
+        if stop_after_first:
+            many = item
+        else:
+            rest = item if sep is None else glrmask.Grammar.sequence([sep, item])
+            many = glrmask.Grammar.sequence([item, glrmask.Grammar.repeat(rest, 0, None)])
+        return many if at_least_one else glrmask.Grammar.repeat(many, 0, 1)
+
+    def triggered_tags(self, node: dict, path: str) -> glrmask.Grammar:
+        triggers = _field(node, "triggers", path, list)
+        if not triggers or not all(isinstance(t, str) and t for t in triggers):
+            raise _err(f"{path}.triggers", "expected a non-empty list of non-empty strings")
+        tags = _field(node, "tags", path, list)
+        for i, t in enumerate(tags):
+            begin = t.get("begin") if isinstance(t, dict) else None
+            if not isinstance(begin, str) or not any(begin.startswith(tr) for tr in triggers):
+                raise _err(
+                    f"{path}.tags[{i}].begin", "a triggered tag's begin must be a string starting with a trigger"
+                )
+        excludes = _field(node, "excludes", path, list, [])
+        at_least_one = _field(node, "at_least_one", path, bool, False)
+        stop_after_first = _field(node, "stop_after_first", path, bool, False)
+        tag = self._one_of(self._tags(node, path))
+
+        def text() -> glrmask.Grammar:
+            # Free text up to a trigger: it can contain none, so a trigger always starts a tag.
+            return glrmask.Grammar.any_text(exclude=[*triggers, *excludes])
+
+        if stop_after_first:
+            call = glrmask.Grammar.sequence([text(), tag])
+            return call if at_least_one else glrmask.Grammar.alternatives([call, text()])
+        calls = glrmask.Grammar.repeat(glrmask.Grammar.sequence([text(), tag]), 1 if at_least_one else 0, None)
+        return glrmask.Grammar.sequence([calls, text()])
+
+    def token_triggered_tags(self, node: dict, path: str) -> glrmask.Grammar:
+        triggers = _field(node, "trigger_tokens", path, list)
+        if not triggers:
+            raise _err(f"{path}.trigger_tokens", "must not be empty")
+        trigger_ids = {self._token_id(t, f"{path}.trigger_tokens[{i}]") for i, t in enumerate(triggers)}
+        for i, t in enumerate(_field(node, "tags", path, list)):
+            begin = t.get("begin") if isinstance(t, dict) else None
+            if (
+                not isinstance(begin, dict)
+                or self._token_id(begin.get("token"), f"{path}.tags[{i}].begin") not in trigger_ids
+            ):
+                raise _err(f"{path}.tags[{i}].begin", "a token-triggered tag begins with one of the trigger tokens")
+        exclude_tokens = _field(node, "exclude_tokens", path, list, [])
+        for i, t in enumerate(exclude_tokens):
+            tid = self._token_id(t, f"{path}.exclude_tokens[{i}]")
+            if self.vocab.token_kind(tid) == "bytes":
+                # Free text is any bytes; excluding one ordinary token would need a token-level rule.
+                raise _err(f"{path}.exclude_tokens[{i}]", "glrmask can exclude only special (exact-only) tokens")
+        at_least_one = _field(node, "at_least_one", path, bool, False)
+        stop_after_first = _field(node, "stop_after_first", path, bool, False)
+        tag = self._one_of(self._tags(node, path))
+
+        def text() -> glrmask.Grammar:
+            # Special tokens are exact-only, so byte text never produces a trigger token.
+            return glrmask.Grammar.any_text()
+
+        if stop_after_first:
+            call = glrmask.Grammar.sequence([text(), tag])
+            return call if at_least_one else glrmask.Grammar.alternatives([call, text()])
+        calls = glrmask.Grammar.repeat(glrmask.Grammar.sequence([text(), tag]), 1 if at_least_one else 0, None)
+        return glrmask.Grammar.sequence([calls, text()])
+
+    def tags_with_separator(self, node: dict, path: str) -> glrmask.Grammar:
+        separator = _field(node, "separator", path, str)
+        at_least_one = _field(node, "at_least_one", path, bool, False)
+        stop_after_first = _field(node, "stop_after_first", path, bool, False)
+        tag = self._one_of(self._tags(node, path))
+        sep = glrmask.Grammar.literal(separator) if separator else None
+        return self._list_of(tag, sep, at_least_one, stop_after_first)
+
+    # ---- any format ----------------------------------------------------------------------------
+
+    def format(self, node: Any, path: str, ends: list[str] | None = None) -> glrmask.Grammar:
+        """`ends`: the end strings of the innermost enclosing tag, kept out of this content."""
+        if not isinstance(node, dict):
+            raise _err(path, f"expected a format object, got {type(node).__name__}")
+        kind = node.get("type")
+        if not isinstance(kind, str):
+            raise _err(path, "missing format 'type'")
+        ends = ends or []
+        if kind == "any_text":
+            excludes = _field(node, "excludes", path, list, [])
+            for key in ("max_tokens", "max_chars"):
+                if node.get(key) is not None:
+                    logger.info("glrmask: structural_tag%s.%s is not enforced", path, key)
+            return glrmask.Grammar.any_text(exclude=[*excludes, *ends])
+        if kind == "const_string":
+            return glrmask.Grammar.literal(_field(node, "value", path, str))
+        if kind in ("json_schema",):
+            style = node.get("style", "json")
+            if style != "json":
+                raise _err(f"{path}.style", f"JSON style {style!r} is not supported by glrmask (only 'json')")
+            schema = _field(node, "json_schema", path, (dict, bool))
+            excludes = _field(node, "excludes", path, list, [])
+            grammar = glrmask.Grammar.from_json_schema(
+                schema,
+                whitespace="compact",
+                separators=TAG_JSON_SEPARATORS,
+                any_order=_field(node, "any_order", path, bool, False),
+                lenient=True,
+            )
+            if grammar.ignored_keywords:
+                logger.info(
+                    "glrmask: structural_tag%s over-approximated: %s", path, "; ".join(grammar.ignored_keywords)
+                )
+            return self._forbid(grammar, [*excludes, *_forbidden_in_content(ends)])
+        if kind == "regex":
+            return self._forbid(
+                glrmask.Grammar.from_regex(_field(node, "pattern", path, str)), _forbidden_in_content(ends)
+            )
+        if kind == "grammar":
+            from .grammars import text_grammar
+
+            return self._forbid(text_grammar(_field(node, "grammar", path, str)), _forbidden_in_content(ends))
+        if kind == "token":
+            return self._token(node, path)
+        if kind == "sequence":
+            return glrmask.Grammar.sequence(self._elements(node, path, ends))
+        if kind == "or":
+            return glrmask.Grammar.alternatives(self._elements(node, path, ends))
+        if kind == "tag":
+            return self.tag(node, path)
+        if kind == "triggered_tags":
+            return self.triggered_tags(node, path)
+        if kind == "token_triggered_tags":
+            return self.token_triggered_tags(node, path)
+        if kind == "tags_with_separator":
+            return self.tags_with_separator(node, path)
+        if kind in ("optional", "plus", "star", "repeat"):
+            content = self.format(_field(node, "content", path, dict), f"{path}.content", ends)
+            if kind == "optional":
+                return glrmask.Grammar.repeat(content, 0, 1)
+            if kind == "plus":
+                return glrmask.Grammar.repeat(content, 1, None)
+            if kind == "star":
+                return glrmask.Grammar.repeat(content, 0, None)
+            lo = _field(node, "min", path, int)
+            hi = _field(node, "max", path, int)
+            if lo < 0 or (hi != -1 and hi < lo):
+                raise _err(path, f"repeat needs 0 <= min <= max (or max = -1), got min={lo}, max={hi}")
+            return glrmask.Grammar.repeat(content, lo, None if hi == -1 else hi)
+        if kind in UNSUPPORTED:
+            raise _err(f"{path}.type", f"format type {kind!r} is not supported by glrmask")
+        raise _err(f"{path}.type", f"unknown format type {kind!r}")
+
+    @staticmethod
+    def _forbid(grammar: glrmask.Grammar, substrings: list[str]) -> glrmask.Grammar:
+        substrings = [s for s in substrings if s]
+        return grammar.forbid(substrings) if substrings else grammar
+
+
+def parse_structural_tag(spec: str | dict) -> dict:
+    """The `format` of a structural tag, the legacy form converted as xgrammar converts it."""
+    if isinstance(spec, str):
+        try:
+            spec = json.loads(spec)
+        except json.JSONDecodeError as e:
+            raise _err("", f"not valid JSON: {e}") from None
+    if not isinstance(spec, dict):
+        raise _err("", "expected a JSON object")
+    if "structures" in spec or "triggers" in spec:
+        structures = _field(spec, "structures", "", list)
+        triggers = _field(spec, "triggers", "", list)
+        tags = []
+        for i, s in enumerate(structures):
+            if not isinstance(s, dict):
+                raise _err(f".structures[{i}]", "expected an object with begin, schema, end")
+            schema = _field(s, "schema", f".structures[{i}]", (dict, bool, str))
+            if isinstance(schema, str):
+                schema = json.loads(schema)
+            tags.append(
+                {
+                    "type": "tag",
+                    "begin": _field(s, "begin", f".structures[{i}]", str),
+                    "content": {"type": "json_schema", "json_schema": schema},
+                    "end": _field(s, "end", f".structures[{i}]", str),
+                }
+            )
+        return {"type": "triggered_tags", "triggers": triggers, "tags": tags}
+    if spec.get("type", "structural_tag") != "structural_tag":
+        raise _err(".type", f"expected 'structural_tag', got {spec.get('type')!r}")
+    return _field(spec, "format", "", dict)
+
+
+def structural_tag_grammar(spec: str | dict, vocab: glrmask.Vocab | None) -> glrmask.Grammar:
+    """The grammar of a structural tag (either form); `StructuralTagError` names what it cannot read."""
+    return _Translator(vocab).format(parse_structural_tag(spec), ".format")
