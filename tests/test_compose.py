@@ -10,14 +10,13 @@ from __future__ import annotations
 import random
 import threading
 
+import glrmask
 import numpy as np
 import pytest
 from conftest import accepts, assert_oracle
+from glrmask import Grammar, Optimization
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
-import glrmask
-from glrmask import Grammar, Optimization
 
 PIECES = ["<", "<t>", "</t>", "</", "t>", "t", ">", "/", "{", "}", '"', "a", '": "', '{"a": "', '"}', "x", " ", "ab"]
 END = len(PIECES)
@@ -176,3 +175,28 @@ def test_fill_masks_from_threads_agree():
     for t in threads:
         t.join()
     assert not errors
+
+
+def test_background_static_switches_with_identical_masks():
+    """compile(background=True) serves at once and switches to Static; masks equal the oracle on both sides."""
+    vocab = small_vocab()
+    grammar = Grammar.sequence([Grammar.any_text(exclude=["<t>"]), Grammar.literal("<t>"), schema_part()])
+    constraint = grammar.compile(vocab, end_tokens=[END], background=True)
+    rng = random.Random(3)
+    early = constraint.start()
+    for _ in range(4):
+        allowed = np.flatnonzero(assert_oracle(early))
+        early.commit_token(int(rng.choice(allowed)))
+    assert constraint.wait_static(timeout=60)
+    assert constraint.engine == "static" and not constraint.static_pending and constraint.fallback is None
+    for _ in range(4):
+        allowed = np.flatnonzero(assert_oracle(early))
+        if len(allowed) == 0:
+            break
+        early.commit_token(int(rng.choice(allowed)))
+    early.rollback(early.history_len)
+    assert_oracle(early)
+    with pytest.raises(ValueError):
+        constraint.wait_static(timeout=-1)
+    fast = grammar.compile(vocab, optimization=Optimization.FAST_BUILD, background=True)
+    assert fast.engine == "dynamic" and not fast.static_pending and fast.wait_static(0)

@@ -47,9 +47,9 @@ fn main() {
                 compiled.and_then(|g| Constraint::new(Arc::new(g), vocab.clone(), &[], Optimization::FastRuntime));
             match result {
                 Ok(c) => {
-                    let st = &c.static_tables.as_ref().expect("Static").stats;
+                    let st = &c.static_tables().expect("Static").stats;
                     if std::env::var("CHECK_STATS").is_ok() {
-                        let dwa = &c.static_tables.as_ref().unwrap().dwa;
+                        let dwa = &c.static_tables().unwrap().dwa;
                         let sizes: Vec<usize> = dwa.check_sets.iter().map(|s| s.len()).collect();
                         let nts: Vec<usize> =
                             dwa.check_sets.iter().map(|s| s.chunk_by(|a, b| a.0 == b.0).count()).collect();

@@ -51,8 +51,8 @@ fn main() {
     println!(
         "constraint ({optimization:?}): {:?}, engine {:?}{}",
         t.elapsed(),
-        c.engine,
-        c.fallback.as_deref().map(|f| format!(" ({f})")).unwrap_or_default()
+        c.engine(),
+        c.fallback().map(|f| format!(" ({f})")).unwrap_or_default()
     );
     // `SLOW_US=n`: print the walk counters of masks slower than n µs.
     let slow_us: f64 = std::env::var("SLOW_US").ok().and_then(|v| v.parse().ok()).unwrap_or(f64::INFINITY);
@@ -121,7 +121,7 @@ fn main() {
             commit_us.push(t.elapsed().as_secs_f64() * 1e6);
         }
     }
-    if let Some(t) = &c.static_tables {
+    if let Some(t) = c.static_tables() {
         let st = &t.stats;
         println!(
             "static: classes {} dwa states {} weights {} ({} KB); check unions held {} KB",

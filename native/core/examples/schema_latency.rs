@@ -75,10 +75,10 @@ fn main() {
         let Ok(c) = Constraint::new(Arc::new(g), vocab.clone(), &[], Optimization::FastRuntime) else { continue };
         compile_ms.push(t.elapsed().as_secs_f64() * 1e3);
         if std::env::var("VERBOSE").is_ok() {
-            let st = &c.static_tables.as_ref().unwrap().stats;
+            let st = &c.static_tables().unwrap().stats;
             println!(
                 "{} {:.0}ms configs {} boundary {} keys {} lr {} classes {} seqs {} dwa {} weights {} classes_ms {} dwa_ms {}",
-                item["id"], compile_ms.last().unwrap(), c.grammar.lexer.configs.len(), c.grammar.liveness.stats.boundary_configs, c.static_tables.as_ref().unwrap().classes.key_classes.len(), c.grammar.lr.num_states(),
+                item["id"], compile_ms.last().unwrap(), c.grammar.lexer.configs.len(), c.grammar.liveness.stats.boundary_configs, c.static_tables().unwrap().classes.key_classes.len(), c.grammar.lr.num_states(),
                 st.token_classes, st.sequence_nodes, st.dwa_states, st.weights, st.classes_us / 1000, st.dwa_us / 1000
             );
         }

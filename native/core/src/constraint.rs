@@ -5,8 +5,10 @@
 //! checkpoints, so `rollback(n)` restores an earlier state exactly by
 //! truncation. A failed commit leaves the state exactly as it was.
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
+use std::time::{Duration, Instant};
 
+use crate::background;
 use crate::compile::CompiledGrammar;
 use crate::error::{Error, ErrorKind, Result};
 use crate::glr::{Checkpoint, Gss, Head, Parser, ROOT};
@@ -65,12 +67,16 @@ pub struct Constraint {
     end_token_set: BitSet,
     /// Token id → the exact-token terminals it matches (bound in the grammar).
     exact: ExactTokenMap,
-    pub engine: Engine,
     pub optimization: Optimization,
     pub limits: RuntimeLimits,
-    pub static_tables: Option<Arc<StaticTables>>,
-    /// Why `Auto`/`Balanced` fell back to Dynamic, if they did.
-    pub fallback: Option<String>,
+    /// Set once: at construction, or by the background build
+    /// ([`Constraint::with_background_static`]); every mask reads it once, so
+    /// a state switches engines between two masks, never within one.
+    static_tables: OnceLock<Arc<StaticTables>>,
+    /// Why `Auto`/`Balanced` (or the background build) fell back to Dynamic, if they did.
+    fallback: OnceLock<String>,
+    /// A background build of the Static tables is queued or running.
+    static_pending: std::sync::atomic::AtomicBool,
 }
 
 impl Constraint {
@@ -108,38 +114,122 @@ impl Constraint {
         }
         end.sort_unstable();
         let exact = ExactTokenMap::new(&grammar, &vocab, &set)?;
-        let mut fallback = None;
-        let static_tables = match optimization {
-            Optimization::FastBuild => None,
-            Optimization::FastRuntime => Some(Arc::new(StaticTables::build(&grammar, &vocab, &limits.static_engine)?)),
-            Optimization::Auto | Optimization::Balanced => {
-                let mut static_limits = limits.static_engine.clone();
-                if optimization == Optimization::Balanced {
-                    static_limits.fuel /= 10;
-                }
-                match StaticTables::build(&grammar, &vocab, &static_limits) {
-                    Ok(t) => Some(Arc::new(t)),
-                    Err(e) if e.kind() == ErrorKind::Limit => {
-                        fallback = Some(format!("static engine over budget, using dynamic: {}", e.message()));
-                        None
-                    }
-                    Err(e) => return Err(e),
-                }
-            }
-        };
-        let engine = if static_tables.is_some() { Engine::Static } else { Engine::Dynamic };
-        Ok(Arc::new(Constraint {
+        let constraint = Constraint {
             grammar,
             vocab,
             end_tokens: end,
             end_token_set: set,
             exact,
-            engine,
             optimization,
             limits: limits.runtime.clone(),
-            static_tables,
-            fallback,
-        }))
+            static_tables: OnceLock::new(),
+            fallback: OnceLock::new(),
+            static_pending: false.into(),
+        };
+        match optimization {
+            Optimization::FastBuild => {}
+            Optimization::FastRuntime => {
+                let t = StaticTables::build(&constraint.grammar, &constraint.vocab, &limits.static_engine)?;
+                let _ = constraint.static_tables.set(Arc::new(t));
+            }
+            Optimization::Auto | Optimization::Balanced => constraint.build_static(&limits.static_engine)?,
+        }
+        Ok(Arc::new(constraint))
+    }
+
+    /// As [`Constraint::with_limits`], but returns at once with the Dynamic
+    /// engine and builds the Static tables on the background pool
+    /// ([`crate::background`]); every state of the constraint switches to
+    /// Static at its first mask after the build. Masks are the same
+    /// throughout (the engines agree). `FastBuild` builds nothing;
+    /// `FastRuntime` behaves like `Auto` here (a limit error can no longer be
+    /// raised to the caller, so it becomes the `fallback`).
+    pub fn with_background_static(
+        grammar: Arc<CompiledGrammar>,
+        vocab: Arc<Vocab>,
+        end_tokens: &[u32],
+        optimization: Optimization,
+        limits: &Limits,
+    ) -> Result<Arc<Constraint>> {
+        let constraint = Constraint::with_limits(grammar, vocab, end_tokens, Optimization::FastBuild, limits)?;
+        if optimization == Optimization::FastBuild {
+            return Ok(constraint);
+        }
+        let constraint = Arc::new(Constraint { optimization, ..Arc::into_inner(constraint).expect("not shared yet") });
+        constraint.static_pending.store(true, std::sync::atomic::Ordering::Release);
+        let weak = Arc::downgrade(&constraint);
+        let static_limits = limits.static_engine.clone();
+        background::submit(move || {
+            // Dropped before its turn: nothing to build for.
+            let Some(c) = weak.upgrade() else { return };
+            let built = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| c.build_static(&static_limits)));
+            let failure = match built {
+                Ok(Ok(())) => None,
+                Ok(Err(e)) => Some(e.message().to_string()),
+                Err(_) => Some("internal error (a bug in glrmask)".to_string()),
+            };
+            if let Some(why) = failure {
+                let _ = c.fallback.set(format!("static engine failed in the background, using dynamic: {why}"));
+            }
+            c.static_pending.store(false, std::sync::atomic::Ordering::Release);
+        });
+        Ok(constraint)
+    }
+
+    /// Build the Static tables within `limits` (a tenth of the fuel for
+    /// `Balanced`); over a limit, record the fallback and stay Dynamic.
+    fn build_static(&self, limits: &crate::mask::compiled::StaticLimits) -> Result<()> {
+        let mut static_limits = limits.clone();
+        if self.optimization == Optimization::Balanced {
+            static_limits.fuel /= 10;
+        }
+        match StaticTables::build(&self.grammar, &self.vocab, &static_limits) {
+            Ok(t) => {
+                let _ = self.static_tables.set(Arc::new(t));
+                Ok(())
+            }
+            Err(e) if e.kind() == ErrorKind::Limit => {
+                let _ = self.fallback.set(format!("static engine over budget, using dynamic: {}", e.message()));
+                Ok(())
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    /// The engine serving masks now.
+    pub fn engine(&self) -> Engine {
+        if self.static_tables.get().is_some() {
+            Engine::Static
+        } else {
+            Engine::Dynamic
+        }
+    }
+
+    /// The Static tables, once built.
+    pub fn static_tables(&self) -> Option<&Arc<StaticTables>> {
+        self.static_tables.get()
+    }
+
+    /// Why the constraint serves Dynamic masks although Static was asked for.
+    pub fn fallback(&self) -> Option<&str> {
+        self.fallback.get().map(String::as_str)
+    }
+
+    /// A background build of the Static tables is queued or running.
+    pub fn static_pending(&self) -> bool {
+        self.static_pending.load(std::sync::atomic::Ordering::Acquire)
+    }
+
+    /// Wait up to `timeout` for a pending background build; true if none is pending then.
+    pub fn wait_static(&self, timeout: Duration) -> bool {
+        let deadline = Instant::now() + timeout;
+        while self.static_pending() {
+            if Instant::now() >= deadline {
+                return false;
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        true
     }
 
     pub fn end_tokens(&self) -> &[TokenId] {
@@ -216,7 +306,7 @@ impl ConstraintState {
             return;
         }
         let parser = Parser::new(&c.grammar);
-        match &c.static_tables {
+        match c.static_tables.get() {
             None => dynamic_mask(parser, &mut self.gss, &self.heads, &c.vocab, &mut self.scratch, out),
             Some(t) => static_mask(parser, &self.gss, &self.heads, t, &mut self.static_scratch, out),
         }

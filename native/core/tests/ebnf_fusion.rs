@@ -394,7 +394,7 @@ fn json_masks_agree_with_oracle() {
     ]);
     tokens.extend([vec![0xC3], vec![0xA9]]); // `é` split in two
     let c = constraint(fused(JSON_EBNF), &tokens, Optimization::Auto);
-    assert_eq!(c.engine, Engine::Static, "{:?}", c.fallback);
+    assert_eq!(c.engine(), Engine::Static, "{:?}", c.fallback());
     let cu = constraint(unfused(JSON_EBNF), &tokens, Optimization::FastBuild);
     let mut rng = Rng(7);
     for walk in 0..20 {

@@ -43,8 +43,8 @@ fn flexible_whitespace_static_equals_oracle_on_walks() {
             let (g, _) = json_schema_grammar(schema, &options).expect("front end");
             let g = CompiledGrammar::compile(g, &CompileLimits::default()).expect("compiles");
             let c = Constraint::new(Arc::new(g), vocab.clone(), &[], Optimization::FastRuntime).expect("static");
-            assert_eq!(c.engine, Engine::Static);
-            let dwa = &c.static_tables.as_ref().expect("static tables").dwa;
+            assert_eq!(c.engine(), Engine::Static);
+            let dwa = &c.static_tables().expect("static tables").dwa;
             multi_bit_sets += dwa.check_sets.iter().filter(|set| set.len() > 1).count();
             for seed in 0..6u64 {
                 let mut rng = Rng(seed * 7919 + i as u64);

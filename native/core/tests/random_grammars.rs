@@ -356,7 +356,7 @@ proptest! {
         tokens.push(tokens[6].clone()); // a duplicate
         tokens.push(b"z".to_vec());     // never allowed
         let c = constraint(grammar, &tokens, &[]);
-        prop_assert_eq!(c.engine, glrmask_core::constraint::Engine::Static, "{:?}", c.fallback);
+        prop_assert_eq!(c.engine(), glrmask_core::constraint::Engine::Static, "{:?}", c.fallback());
         let mut state = c.start();
         let mut rng = Rng(seed);
         for step in 0..25 {

@@ -278,8 +278,15 @@ class Grammar:
         optimization: Any = None,
         *,
         limits: dict[str, int] | None = None,
+        background: bool = False,
     ) -> Constraint:
         """Compile against ``vocab``.
+
+        ``background=True`` returns once the grammar is compiled, serving
+        Dynamic masks, and builds the Static tables on a background pool
+        (``GLRMASK_BACKGROUND_THREADS``, default 1): every state switches to
+        Static at its first mask after that (``Constraint.engine``,
+        ``wait_static``). Masks are identical either way.
 
         ``end_tokens``: token ids or ``ExactToken``/``ExactTokens`` handles of
         this same vocabulary (``VocabError`` otherwise), allowed only where the
@@ -310,11 +317,19 @@ class Constraint:
 
     @property
     def engine(self) -> str:
-        """The mask engine in use: ``"static"`` or ``"dynamic"``."""
+        """The mask engine serving now: ``"static"`` or ``"dynamic"``."""
 
     @property
     def fallback(self) -> str | None:
-        """Why ``AUTO``/``BALANCED`` fell back to the Dynamic engine, or None."""
+        """Why ``AUTO``/``BALANCED`` (or a background build) fell back to the Dynamic engine, or None."""
+
+    @property
+    def static_pending(self) -> bool:
+        """A background build of the Static tables is queued or running."""
+
+    def wait_static(self, timeout: float | None = None) -> bool:
+        """Wait (GIL released) up to ``timeout`` seconds for a pending background
+        build; True if none is pending then."""
 
     def describe(self) -> str:
         """Sizes of the compiled tables, including the Static engine's, one per line."""

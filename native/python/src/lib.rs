@@ -829,7 +829,12 @@ impl Grammar {
     /// sequence. A handle from another vocabulary raises `VocabError`.
     /// `limits`: `{name: value}` over `default_limits()`, the bounds a
     /// `LimitError` names (unknown names raise `LimitError`).
-    #[pyo3(signature = (vocab, end_tokens=None, optimization=None, *, limits=None))]
+    ///
+    /// `background=True` returns as soon as the grammar is compiled, serving
+    /// Dynamic masks, and builds the Static tables on a background pool
+    /// (`GLRMASK_BACKGROUND_THREADS`, default 1); every state switches to
+    /// Static at its first mask after that. Masks are the same either way.
+    #[pyo3(signature = (vocab, end_tokens=None, optimization=None, *, limits=None, background=false))]
     fn compile(
         &self,
         py: Python<'_>,
@@ -837,6 +842,7 @@ impl Grammar {
         end_tokens: Option<&Bound<'_, PyAny>>,
         optimization: Option<&Bound<'_, PyAny>>,
         limits: Option<&Bound<'_, PyAny>>,
+        background: bool,
     ) -> PyResult<Constraint> {
         let optimization = parse_optimization(optimization)?;
         let limits = parse_limits(limits)?;
@@ -855,7 +861,11 @@ impl Grammar {
                 }
             }
             let ids: Vec<u32> = end.iter().map(|&(id, _)| id).collect();
-            core::Constraint::with_limits(compiled, vocab, &ids, optimization, &limits)
+            if background {
+                core::Constraint::with_background_static(compiled, vocab, &ids, optimization, &limits)
+            } else {
+                core::Constraint::with_limits(compiled, vocab, &ids, optimization, &limits)
+            }
         })?;
         Ok(Constraint { inner })
     }
@@ -902,26 +912,50 @@ impl Constraint {
         self.inner.end_tokens().iter().map(|t| t.0).collect()
     }
 
-    /// The mask engine in use: "static" or "dynamic".
+    /// The mask engine serving now: "static" or "dynamic" (with
+    /// `background=True`, "dynamic" until the Static tables are built).
     #[getter]
     fn engine(&self) -> &'static str {
-        match self.inner.engine {
+        match self.inner.engine() {
             core::constraint::Engine::Dynamic => "dynamic",
             core::constraint::Engine::Static => "static",
         }
     }
 
-    /// Why `Optimization.AUTO`/`BALANCED` fell back to the Dynamic engine, or None.
+    /// Why `Optimization.AUTO`/`BALANCED` (or a background build) fell back to the Dynamic engine, or None.
     #[getter]
     fn fallback(&self) -> Option<String> {
-        self.inner.fallback.clone()
+        self.inner.fallback().map(str::to_string)
+    }
+
+    /// A background build of the Static tables (`compile(background=True)`) is queued or running.
+    #[getter]
+    fn static_pending(&self) -> bool {
+        self.inner.static_pending()
+    }
+
+    /// Wait (GIL released) for a pending background Static build, at most
+    /// `timeout` seconds (None: as long as it takes). True if none is pending.
+    #[pyo3(signature = (timeout=None))]
+    fn wait_static(&self, py: Python<'_>, timeout: Option<f64>) -> PyResult<bool> {
+        let timeout = match timeout {
+            None => std::time::Duration::MAX,
+            Some(t) if t.is_finite() && t >= 0.0 => std::time::Duration::from_secs_f64(t.min(1e9)),
+            Some(t) => {
+                return Err(pyo3::exceptions::PyValueError::new_err(format!(
+                    "timeout must be a non-negative number of seconds, got {t}"
+                )))
+            }
+        };
+        let inner = self.inner.clone();
+        Ok(py.detach(move || inner.wait_static(timeout)))
     }
 
     /// Sizes of the compiled tables (grammar, lexer, LR, liveness, and the
     /// Static engine's classes and Parser DWA), one per line.
     fn describe(&self) -> String {
         let mut out = self.inner.grammar.describe();
-        if let Some(t) = &self.inner.static_tables {
+        if let Some(t) = self.inner.static_tables() {
             let s = &t.stats;
             out.push_str(&format!(
                 "token classes: {}

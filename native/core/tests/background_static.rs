@@ -1,0 +1,113 @@
+//! Static tables built in the background: the constraint serves Dynamic masks
+//! at once, switches to Static when the build is done, and every mask on
+//! either side of the switch equals the oracle (states created before the
+//! switch keep working after it, rollback across it included).
+
+mod common;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use common::{assert_masks_agree, vocab_of, Rng};
+use glrmask_core::constraint::Engine;
+use glrmask_core::frontend::json_schema::{json_schema_grammar, JsonSchemaOptions};
+use glrmask_core::{CompileLimits, CompiledGrammar, Constraint, Limits, Optimization};
+
+fn tokens() -> Vec<Vec<u8>> {
+    ["{", "}", "\"", "a", "b", "\":", ",", "1", "12", "true", "[", "]", "{\"a\":", "\"b\":[", "x", "<eos>"]
+        .iter()
+        .map(|s| s.as_bytes().to_vec())
+        .collect()
+}
+
+fn compiled() -> Arc<CompiledGrammar> {
+    let schema = serde_json::json!({
+        "type": "object",
+        "properties": {"a": {"type": "integer"}, "b": {"type": "array", "items": {"type": "boolean"}}},
+        "required": ["a"]
+    });
+    let g = json_schema_grammar(&schema, &JsonSchemaOptions::default()).unwrap().0;
+    Arc::new(CompiledGrammar::compile(g, &CompileLimits::default()).unwrap())
+}
+
+#[test]
+fn masks_agree_across_the_switch() {
+    let tokens = tokens();
+    let end = tokens.len() as u32 - 1;
+    let c = Constraint::with_background_static(
+        compiled(),
+        vocab_of(&tokens),
+        &[end],
+        Optimization::Auto,
+        &Limits::default(),
+    )
+    .unwrap();
+    // Before the build ends (or right after it: the switch may come at any mask).
+    let mut rng = Rng(5);
+    let mut early = c.start();
+    for step in 0..6 {
+        assert_masks_agree(&mut early, &format!("early step {step}"));
+        let allowed: Vec<usize> = early.mask().iter().collect();
+        early.commit_token(allowed[rng.below(allowed.len())] as u32).unwrap();
+    }
+    assert!(c.wait_static(Duration::from_secs(60)), "the background build finishes");
+    assert_eq!(c.engine(), Engine::Static, "{:?}", c.fallback());
+    assert!(!c.static_pending());
+    // The state begun on Dynamic goes on, and rolls back, on Static.
+    for step in 0..6 {
+        assert_masks_agree(&mut early, &format!("late step {step}"));
+        let allowed: Vec<usize> = early.mask().iter().collect();
+        if allowed.is_empty() {
+            break;
+        }
+        early.commit_token(allowed[rng.below(allowed.len())] as u32).unwrap();
+    }
+    early.rollback(early.history_len()).unwrap();
+    assert_masks_agree(&mut early, "rolled back to the start");
+}
+
+#[test]
+fn fast_build_builds_nothing_and_limits_become_the_fallback() {
+    let tokens = tokens();
+    let c = Constraint::with_background_static(
+        compiled(),
+        vocab_of(&tokens),
+        &[],
+        Optimization::FastBuild,
+        &Limits::default(),
+    )
+    .unwrap();
+    assert!(!c.static_pending() && c.engine() == Engine::Dynamic);
+
+    let mut limits = Limits::default();
+    limits.set("static_compile_fuel", 1).unwrap();
+    let c = Constraint::with_background_static(compiled(), vocab_of(&tokens), &[], Optimization::FastRuntime, &limits)
+        .unwrap();
+    assert!(c.wait_static(Duration::from_secs(60)));
+    assert_eq!(c.engine(), Engine::Dynamic);
+    assert!(c.fallback().is_some_and(|f| f.contains("static_compile_fuel")), "{:?}", c.fallback());
+    let mut s = c.start();
+    assert_masks_agree(&mut s, "after the fallback");
+}
+
+#[test]
+fn a_dropped_constraint_is_not_built() {
+    let tokens = tokens();
+    for _ in 0..8 {
+        let c = Constraint::with_background_static(
+            compiled(),
+            vocab_of(&tokens),
+            &[],
+            Optimization::Auto,
+            &Limits::default(),
+        )
+        .unwrap();
+        drop(c);
+    }
+    // The queue drains: a later constraint still gets its tables.
+    let c =
+        Constraint::with_background_static(compiled(), vocab_of(&tokens), &[], Optimization::Auto, &Limits::default())
+            .unwrap();
+    assert!(c.wait_static(Duration::from_secs(60)));
+    assert_eq!(c.engine(), Engine::Static);
+}
