@@ -48,16 +48,30 @@ class BeamSearchNotSupported(ValueError):
 _shifts_cache: dict = {}
 
 
-def apply_packed_mask_(scores: torch.Tensor, words: torch.Tensor) -> torch.Tensor:
+def apply_packed_mask_(
+    scores: torch.Tensor, words: torch.Tensor, *, unpack_on_host: Optional[bool] = None
+) -> torch.Tensor:
     """Set ``scores[i, t] = -inf`` where bit ``t`` of packed row ``words[i]`` is 0, in place.
 
-    ``words``: int32 ``(rows, ceil(width / 32))`` with at least ``scores.shape[1]`` bits a row, on
-    any device; it is moved to the scores' device without blocking the host. Returns ``scores``.
+    ``words``: int32 ``(rows, ceil(width / 32))`` with at least ``scores.shape[1]`` bits a row. For
+    scores on an accelerator it is copied there without blocking the host (pinned memory makes that
+    a real asynchronous copy) and unpacked there: 32x less to copy than a boolean mask.
+    ``unpack_on_host`` (default: when both are on the CPU) unpacks with numpy instead.
+    Returns ``scores``.
     """
     rows, width = scores.shape
     if words.shape[0] != rows or words.shape[1] * 32 < width:
         raise ValueError(f"a mask of shape {tuple(words.shape)} does not cover scores of shape {tuple(scores.shape)}")
     device = scores.device
+    if unpack_on_host is None:
+        unpack_on_host = device.type == "cpu" and words.device.type == "cpu"
+    if unpack_on_host:
+        # PERF: numpy's unpackbits of the inverted words is 2x faster than torch's shifts on the CPU
+        # (batch 8 × 129k ids: 1.6-2.1 ms vs 3.6-4.6 ms, most of either being masked_fill_).
+        packed = words.to("cpu", torch.int32).numpy()
+        little = (~packed).astype("<i4", copy=False)  # bit t of word t // 32, whatever the byte order
+        banned = np.unpackbits(little.view(np.uint8), axis=1, bitorder="little").view(np.bool_)
+        return scores.masked_fill_(torch.from_numpy(banned)[:, :width].to(device), float("-inf"))
     words = words.to(device, non_blocking=True)
     shifts = _shifts_cache.get(device)
     if shifts is None:
@@ -142,8 +156,11 @@ class GlrmaskLogitsProcessor(LogitsProcessor):
         self._prev_ids: Optional[torch.Tensor] = None
         self._dirty = True
         self.words: Optional[torch.Tensor] = None
-        # Timings in µs, one entry per fill / per commit of a whole batch (first entry: the prompt).
+        # Timings in µs, one entry per fill / per commit of a whole batch (first fill: the prompt's).
+        # Wall time, and the calling thread's CPU time: on the overlapped path the difference is
+        # mostly waiting for the GIL or a core while the main thread runs the forward pass.
         self.fill_us: list[float] = []
+        self.fill_cpu_us: list[float] = []
         self.commit_us: list[float] = []
 
     def _begin(self, batch: int, prompt_len: int, width: int, device: torch.device) -> None:
@@ -178,7 +195,7 @@ class GlrmaskLogitsProcessor(LogitsProcessor):
         if row is None:
             bits = np.zeros(self._np.shape[1] * 32, dtype=np.uint8)
             bits[list(c.end_tokens)] = 1
-            row = np.packbits(bits, bitorder="little").view(np.int32)
+            row = np.packbits(bits, bitorder="little").view("<i4").astype(np.int32)
             self._end_rows[id(c)] = row
         return row
 
@@ -223,7 +240,7 @@ class GlrmaskLogitsProcessor(LogitsProcessor):
         """Fill the packed masks of the live rows (ended and stopped rows keep theirs)."""
         if not self._dirty:
             return
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.thread_time()
         live = [i for i, s in enumerate(self._status) if s == _LIVE]
         if live:
             fill_masks = getattr(glrmask, "fill_masks", None)
@@ -234,6 +251,7 @@ class GlrmaskLogitsProcessor(LogitsProcessor):
                     self.states[i].fill_mask(self._np[i])
         self._dirty = False
         self.fill_us.append((time.perf_counter() - t0) * 1e6)
+        self.fill_cpu_us.append((time.thread_time() - c0) * 1e6)
 
     def _apply(self, scores: torch.Tensor) -> torch.Tensor:
         if scores.shape[1] > self.words.shape[1] * 32:

@@ -61,10 +61,11 @@ def tiny_llama(
     return model.eval()
 
 
-_WORD = re.compile(rb"^ ?[a-z_]{1,6}$|^[0-9]{1,2}$")
-_QUOTE = re.compile(rb'^ ?"["}\]>]*$')
-_CLOSER = re.compile(rb'^ ?["}\]>]+$')
-_COMMA = re.compile(rb"^ ?, ?$")
+# \Z, not $: "$" also matches before a final newline, and ">\n" is not a closer.
+_WORD = re.compile(rb"(?: ?[a-z_]{1,6}|[0-9]{1,2})\Z")
+_QUOTE = re.compile(rb' ?"["}\]>]*\Z')
+_CLOSER = re.compile(rb' ?["}\]>]+\Z')
+_COMMA = re.compile(rb" ?, ?\Z")
 
 
 def short_json_bias(
@@ -76,16 +77,17 @@ def short_json_bias(
     closers: float = 9.0,
     commas: float = 8.0,
     words: float = 3.0,
+    escapes: float = -6.0,
     end: float = 16.0,
 ) -> torch.Tensor:
     """A logit bias over ``width`` ids: ``quotes`` for tokens that start with ``"`` followed only by
     ``"}]>`` (they close a string), ``closers`` for the other tokens made only of ``"}]>`` (after
     an optional space: they close an array, an object or a tag), ``commas`` for a comma (ends a
     number when a property must follow), ``words`` for short lowercase words, single letters and
-    small numbers (readable content; letters keep keys from being spelled as escapes), ``end`` for
-    the end tokens, 0 for the rest. ``vocab``: a ``glrmask.Vocab``. With the defaults a string
-    closes after a word or two (26k word tokens at e^3 and a dozen closers at e^9 against two or
-    three quotes at e^13)."""
+    small numbers (readable content), ``escapes`` for tokens starting with a backslash (so keys
+    are not spelled as ``\\u0065`` escapes), ``end`` for the end tokens, 0 for the rest.
+    ``vocab``: a ``glrmask.Vocab``. With the defaults a string closes after a word or two (26k
+    word tokens at e^3 and a dozen closers at e^9 against two or three quotes at e^13)."""
     bias = torch.zeros(width, dtype=torch.float32)
     for i in range(min(width, len(vocab))):
         b = vocab.token_bytes(i)
@@ -99,6 +101,8 @@ def short_json_bias(
             bias[i] = commas
         elif _WORD.match(b):
             bias[i] = words
+        elif b.startswith(b"\\"):
+            bias[i] = escapes
     for i in end_tokens:
         bias[i] = end
     return bias

@@ -291,11 +291,14 @@ def test_pydantic_and_other_constructors(tok, model, bias):
                 assert check(tok.decode(ids))
 
 
-def test_apply_packed_mask_matches_bool_mask():
+@pytest.mark.parametrize("on_host", [True, False], ids=["numpy-unpack", "torch-unpack"])
+def test_apply_packed_mask_matches_bool_mask(on_host):
+    """Both unpackings (numpy on the host; shifts on the scores' device, the CUDA path) agree with
+    the bit layout: bit t % 32 of word t // 32."""
     gen = torch.Generator().manual_seed(0)
     words = torch.randint(-(2**31), 2**31 - 1, (3, 4), dtype=torch.int32, generator=gen)
     scores = torch.zeros(3, 100)
-    glrmask_hf.apply_packed_mask_(scores, words)
+    glrmask_hf.apply_packed_mask_(scores, words, unpack_on_host=on_host)
     w = words.numpy().view("uint32")
     for r in range(3):
         for t in range(100):
