@@ -15,7 +15,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 type Job = Box<dyn FnOnce() + Send>;
 
 /// Workers' stacks: the compiler recurses on grammar structure.
-const STACK_BYTES: usize = 64 << 20;
+const STACK_BYTES: usize = 256 << 20;
 
 static QUEUE: OnceLock<Mutex<Sender<Job>>> = OnceLock::new();
 

@@ -73,8 +73,41 @@ fn panic_message(payload: Box<dyn std::any::Any + Send>) -> String {
     }
 }
 
-/// Run `f` without the GIL, turning core errors and panics into Python exceptions.
+/// Stack of the thread that parses and compiles: front ends and the compiler
+/// recurse on the shape of user input (a chain of 5,000 `$ref`s overflowed
+/// the 8 MiB main thread; a 1 MiB pool thread, as servers compile in, at
+/// 500). Reserved address space, touched only as deep as the input goes.
+const COMPILE_STACK_BYTES: usize = 256 << 20;
+
+/// Run `f` without the GIL, on a thread with a [`COMPILE_STACK_BYTES`]
+/// stack whatever the caller's, turning core errors and panics into Python
+/// exceptions. For parsing and compiling (ms and up); see [`guard_light`].
 fn guard<T: Send>(py: Python<'_>, f: impl FnOnce() -> core::Result<T> + Send) -> PyResult<T> {
+    let outcome = py.detach(|| {
+        std::thread::scope(|scope| {
+            let worker = std::thread::Builder::new()
+                .name("glrmask-compile".into())
+                .stack_size(COMPILE_STACK_BYTES)
+                .spawn_scoped(scope, || catch_unwind(AssertUnwindSafe(f)));
+            match worker {
+                Ok(handle) => handle.join().unwrap_or_else(Err),
+                Err(e) => Ok(Err(core::Error::new(
+                    core::ErrorKind::Limit,
+                    "thread_spawn",
+                    format!("could not start a compile thread with a {} MiB stack: {e}", COMPILE_STACK_BYTES >> 20),
+                ))),
+            }
+        })
+    });
+    match outcome {
+        Ok(Ok(v)) => Ok(v),
+        Ok(Err(e)) => Err(to_py_err(py, e)),
+        Err(payload) => Err(internal(py, format!("internal error (a bug in glrmask): {}", panic_message(payload)))),
+    }
+}
+
+/// As [`guard`], on the calling thread: for quick calls with no recursion on input.
+fn guard_light<T: Send>(py: Python<'_>, f: impl FnOnce() -> core::Result<T> + Send) -> PyResult<T> {
     match py.detach(|| catch_unwind(AssertUnwindSafe(f))) {
         Ok(Ok(v)) => Ok(v),
         Ok(Err(e)) => Err(to_py_err(py, e)),
@@ -243,7 +276,7 @@ impl Vocab {
     /// exact-only id works; a gap or an id out of range raises `VocabError`.
     fn token(&self, py: Python<'_>, token_id: u32) -> PyResult<ExactToken> {
         let vocab = self.inner.clone();
-        let id = guard(py, move || vocab.token_id(token_id))?;
+        let id = guard_light(py, move || vocab.token_id(token_id))?;
         Ok(ExactToken {
             id: id.0,
             fingerprint: self.inner.fingerprint(),
@@ -255,7 +288,7 @@ impl Vocab {
     /// vocabulary's identity (as `token`, for a set of ids).
     fn tokens(&self, py: Python<'_>, token_ids: Vec<u32>) -> PyResult<ExactTokens> {
         let vocab = self.inner.clone();
-        let ids = guard(py, move || vocab.token_ids(&token_ids))?;
+        let ids = guard_light(py, move || vocab.token_ids(&token_ids))?;
         Ok(ExactTokens { ids: ids.into_iter().map(|t| t.0).collect(), fingerprint: self.inner.fingerprint() })
     }
 
@@ -897,7 +930,7 @@ impl Constraint {
     /// A fresh state for one generated sequence.
     fn start(&self, py: Python<'_>) -> PyResult<ConstraintState> {
         let c = self.inner.clone();
-        let inner = guard(py, move || Ok(c.start()))?;
+        let inner = guard_light(py, move || Ok(c.start()))?;
         Ok(ConstraintState::new(inner))
     }
 
@@ -988,6 +1021,9 @@ static compile µs: classes {} dwa {}
 
 // ---- ConstraintState ----------------------------------------------------------------------
 
+/// How far `mask(size)` may reach past the vocabulary (padded logits).
+const MAX_MASK_PADDING: usize = 1 << 24;
+
 /// Mutable state for one generated sequence.
 #[pyclass(module = "glrmask._internal")]
 struct ConstraintState {
@@ -1035,6 +1071,14 @@ impl ConstraintState {
         if size < vocab_size {
             return Err(pyo3::exceptions::PyValueError::new_err(format!(
                 "mask size {size} is smaller than the vocabulary ({vocab_size} ids)"
+            )));
+        }
+        // A model's logits are at most a little wider than its tokenizer; a
+        // huge size is a bug, and must not abort the process on allocation.
+        let max_size = vocab_size.saturating_add(MAX_MASK_PADDING);
+        if size > max_size {
+            return Err(pyo3::exceptions::PyValueError::new_err(format!(
+                "mask size {size} is more than {MAX_MASK_PADDING} ids past the vocabulary ({vocab_size} ids); at most {max_size}"
             )));
         }
         let bools = self.run(py, |state, buf| {

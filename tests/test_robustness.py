@@ -1,0 +1,73 @@
+"""Inputs that used to kill the process (issue 24's reproducers).
+
+Each runs in a subprocess with an address-space cap and a time limit, so a
+regression fails the test instead of taking the test run down with it.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+PRELUDE = """
+import resource, threading, glrmask
+resource.setrlimit(resource.RLIMIT_AS, (8 << 30, 8 << 30))
+"""
+
+
+def run_isolated(body: str, timeout: float = 120) -> str:
+    code = PRELUDE + textwrap.dedent(body)
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=timeout)
+    assert proc.returncode == 0, f"exit {proc.returncode}\nstdout: {proc.stdout[-2000:]}\nstderr: {proc.stderr[-2000:]}"
+    return proc.stdout
+
+
+@pytest.mark.parametrize(
+    ("depth", "stack"),
+    [(5000, None), (3000, 1 << 20)],
+    ids=["main-thread", "1MiB-pool-thread"],
+)
+def test_ref_chain_does_not_overflow_the_stack(depth, stack):
+    out = run_isolated(
+        f"""
+        D = {depth}
+        defs = {{f"d{{i}}": {{"type": "array", "items": {{"$ref": f"#/$defs/d{{i + 1}}"}}}} for i in range(D)}}
+        defs[f"d{{D}}"] = {{"type": "integer"}}
+        schema = {{"$defs": defs, "$ref": "#/$defs/d0"}}
+        vocab = glrmask.Vocab.from_dict({{b"[": 0, b"]": 1, b"1": 2}})
+        result = []
+
+        def work():
+            grammar = glrmask.Grammar.from_json_schema(schema)
+            state = grammar.compile(vocab, optimization=glrmask.Optimization.FAST_BUILD).start()
+            result.append(state.mask().tolist())
+
+        if {stack!r}:
+            threading.stack_size({stack!r})
+        t = threading.Thread(target=work)
+        t.start()
+        t.join()
+        print(result)
+        """
+    )
+    assert "[[True, False, False]]" in out
+
+
+def test_huge_mask_size_is_a_value_error():
+    out = run_isolated(
+        """
+        constraint = glrmask.Grammar.literal("a").compile(glrmask.Vocab.from_dict({b"a": 0}))
+        state = constraint.start()
+        for size in (2**33, 2**62):
+            try:
+                state.mask(size)
+            except ValueError as e:
+                print("ValueError", e)
+        print(state.mask(1 << 20).sum())
+        """
+    )
+    assert out.count("ValueError") == 2 and "past the vocabulary" in out
+    assert out.strip().endswith("1")
