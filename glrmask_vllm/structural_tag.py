@@ -143,6 +143,21 @@ class _Translator:
             many = glrmask.Grammar.sequence([item, glrmask.Grammar.repeat(rest, 0, None)])
         return many if at_least_one else glrmask.Grammar.repeat(many, 0, 1)
 
+    @staticmethod
+    def _triggered(tag: glrmask.Grammar, text, between, at_least_one: bool, stop_after_first: bool):
+        """xgrammar's semantics (checked against xgrammar 0.2.8 with accept_string): `at_least_one` means the
+        output starts with a tag; `stop_after_first` means nothing follows the first tag. `between`: the text
+        between two tags."""
+        if stop_after_first:
+            if at_least_one:
+                return tag
+            return glrmask.Grammar.sequence([text(), glrmask.Grammar.repeat(tag, 0, 1)])
+        calls = glrmask.Grammar.sequence([tag, glrmask.Grammar.repeat(glrmask.Grammar.sequence([between(), tag]))])
+        if at_least_one:
+            return glrmask.Grammar.sequence([calls, text()])
+        rest = glrmask.Grammar.sequence([calls, text()])
+        return glrmask.Grammar.sequence([text(), glrmask.Grammar.repeat(rest, 0, 1)])
+
     def triggered_tags(self, node: dict, path: str) -> glrmask.Grammar:
         triggers = _field(node, "triggers", path, list)
         if not triggers or not all(isinstance(t, str) and t for t in triggers):
@@ -159,15 +174,25 @@ class _Translator:
         stop_after_first = _field(node, "stop_after_first", path, bool, False)
         tag = self._one_of(self._tags(node, path))
 
-        def text() -> glrmask.Grammar:
-            # Free text up to a trigger: it can contain none, so a trigger always starts a tag.
-            return glrmask.Grammar.any_text(exclude=[*triggers, *excludes])
+        # Free text up to a trigger: it can contain none, so a trigger always starts a tag.
+        free_excludes = [*triggers, *excludes]
+        json_calls = all(t.startswith("{") for t in triggers)
+        if json_calls:
+            # JSON-started calls (llama3_json's trigger `{"name": `): vLLM's llama3_json parser decodes JSON at
+            # every `{` of the output and returns no call at all when one fails, and skips a `{` right after a
+            # call (so `{...}{...}` loses both). Free text keeps `{` out, and two calls need text between them
+            # (Llama writes `; `). Stricter than xgrammar, so that the parser reads every output (DESIGN §7).
+            free_excludes.append("{")
 
-        if stop_after_first:
-            call = glrmask.Grammar.sequence([text(), tag])
-            return call if at_least_one else glrmask.Grammar.alternatives([call, text()])
-        calls = glrmask.Grammar.repeat(glrmask.Grammar.sequence([text(), tag]), 1 if at_least_one else 0, None)
-        return glrmask.Grammar.sequence([calls, text()])
+        def text() -> glrmask.Grammar:
+            return glrmask.Grammar.any_text(exclude=free_excludes)
+
+        def between() -> glrmask.Grammar:
+            if not json_calls:
+                return text()
+            return glrmask.Grammar.sequence([glrmask.Grammar.from_regex(r"[^{]"), text()])
+
+        return self._triggered(tag, text, between, at_least_one, stop_after_first)
 
     def token_triggered_tags(self, node: dict, path: str) -> glrmask.Grammar:
         triggers = _field(node, "trigger_tokens", path, list)
@@ -195,11 +220,7 @@ class _Translator:
             # Special tokens are exact-only, so byte text never produces a trigger token.
             return glrmask.Grammar.any_text()
 
-        if stop_after_first:
-            call = glrmask.Grammar.sequence([text(), tag])
-            return call if at_least_one else glrmask.Grammar.alternatives([call, text()])
-        calls = glrmask.Grammar.repeat(glrmask.Grammar.sequence([text(), tag]), 1 if at_least_one else 0, None)
-        return glrmask.Grammar.sequence([calls, text()])
+        return self._triggered(tag, text, text, at_least_one, stop_after_first)
 
     def tags_with_separator(self, node: dict, path: str) -> glrmask.Grammar:
         separator = _field(node, "separator", path, str)

@@ -155,12 +155,18 @@ def load_glaive_tools(n: int, seed: int = 0) -> list[dict]:
     rng = random.Random(seed)
     rng.shuffle(rows)
     tools = []
-    for _i, row in enumerate(rows[:n]):
+    names = set()
+    for row in rows:
+        if len(tools) == n:
+            break
         schema = row["schema"]
         if isinstance(schema, str):
             schema = json.loads(schema)
         # "Glaiveai2K---analyze_health_data_4ad104b4" → "analyze_health_data"
         name = row["id"].split("---", 1)[-1].rsplit("_", 1)[0]
+        if name in names:
+            continue  # Glaive has many copies of a few functions; a tool set needs distinct names
+        names.add(name)
         tools.append(
             {
                 "type": "function",

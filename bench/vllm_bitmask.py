@@ -1,0 +1,160 @@
+"""vLLM's `StructuredOutputManager.grammar_bitmask` per decoding step: glrmask vs xgrammar vs guidance.
+
+The engine core calls `grammar_bitmask` once per step for the whole batch (research/serving §2.2); this times
+that call, with each backend driving the same requests over the same tokens. Requests: JSON schemas from
+JSONSchemaBench's Glaiveai2K subset (function-calling arguments), each following one of its valid instances
+(keys in schema order, `json.dumps` layout), tokenized with the DeepSeek-V3 tokenizer (128k ids; see
+glrmask_vllm/testing.py). Rows: 1, 32 and 256 requests; with `--spec 3`, each request also has 3 draft tokens
+(4 rows each). One run; the median and p90 over the measured steps, in µs per `grammar_bitmask` call.
+
+    VLLM_TARGET_DEVICE=cpu python bench/vllm_bitmask.py --out bench/results/2026-12-01-vllm-bitmask.md
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import os
+import platform
+import subprocess
+import sys
+import time
+from importlib import metadata
+from pathlib import Path
+
+os.environ.setdefault("VLLM_TARGET_DEVICE", "cpu")
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import numpy as np  # noqa: E402
+
+import glrmask_vllm  # noqa: E402,F401
+from glrmask_vllm import testing as T  # noqa: E402
+
+
+def ordered(value, schema):
+    """The instance with object keys in the schema's property order (what order-keeping backends accept)."""
+    if isinstance(value, dict) and isinstance(schema, dict):
+        props = schema.get("properties", {})
+        keys = [k for k in props if k in value] + [k for k in value if k not in props]
+        return {k: ordered(value[k], props.get(k, {})) for k in keys}
+    if isinstance(value, list) and isinstance(schema, dict):
+        return [ordered(v, schema.get("items", {})) for v in value]
+    return value
+
+
+def load_cases(tok, n: int, min_tokens: int):
+    cases = []
+    with gzip.open(T.DATA / "jsonschemabench" / "Glaiveai2K.jsonl.gz", "rt") as f:
+        for line in f:
+            row = json.loads(line)
+            valid = [t["data"] for t in row.get("tests", []) if t.get("valid")]
+            if not valid:
+                continue
+            text = json.dumps(ordered(valid[0], row["schema"]))
+            ids = tok.encode(text, add_special_tokens=False)
+            if len(ids) >= min_tokens:
+                cases.append((row["id"], row["schema"], ids))
+            if len(cases) == n:
+                break
+    return cases
+
+
+def run_backend(backend: str, tok, cases, batch: int, num_spec: int, steps: int) -> dict:
+    from vllm.sampling_params import StructuredOutputsParams
+
+    vocab_size = len(tok)
+    cfg = T.fake_vllm_config(vocab_size, backend=backend, num_spec=num_spec, max_num_seqs=batch)
+    mgr = T.make_manager(cfg, tok)
+    requests, paths = {}, {}
+    t0 = time.perf_counter()
+    for i in range(batch):
+        cid, schema, ids = cases[i % len(cases)]
+        sp = T.validated_params(StructuredOutputsParams(json=schema), cfg.structured_outputs_config, tok, vocab_size)
+        req = T.make_request(f"r{i}", sp)
+        mgr.grammar_init(req)
+        g = req.structured_output_request.grammar
+        if isinstance(g, Exception):
+            raise RuntimeError(f"{backend}: {cid}: {g}")
+        requests[req.request_id] = req
+        paths[req.request_id] = ids
+    compile_s = time.perf_counter() - t0
+    ids_all = list(requests)
+    times = []
+    rejected = 0
+    for step in range(steps):
+        spec = {rid: paths[rid][step : step + num_spec] for rid in ids_all} if num_spec else {}
+        t = time.perf_counter()
+        mgr.grammar_bitmask(requests, ids_all, spec)
+        times.append(time.perf_counter() - t)
+        for rid in ids_all:
+            if not mgr.accept_tokens(requests[rid], [paths[rid][step]]):
+                rejected += 1
+    us = np.array(times[2:]) * 1e6  # the first steps allocate the bitmask and warm caches
+    return {
+        "backend": backend,
+        "requests": batch,
+        "rows": batch * (num_spec + 1),
+        "spec": num_spec,
+        "p50_us": float(np.median(us)),
+        "p90_us": float(np.percentile(us, 90)),
+        "compile_s": compile_s,
+        "rejected": rejected,
+    }
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--batches", default="1,32,256")
+    ap.add_argument("--spec", type=int, default=3, help="also run with this many draft tokens (0: skip)")
+    ap.add_argument("--backends", default="glrmask,xgrammar,guidance")
+    ap.add_argument("--schemas", type=int, default=32)
+    ap.add_argument("--steps", type=int, default=22)
+    ap.add_argument("--out", type=Path)
+    args = ap.parse_args()
+
+    cache = Path(os.environ.get("TMPDIR", "/tmp")) / "glrmask-vllm-test-tokenizers" / "hermes"
+    tok = T.load_tokenizer(T.make_tokenizer_dir("hermes", cache))
+    cases = load_cases(tok, args.schemas, min_tokens=args.steps + args.spec + 2)
+    results = []
+    for spec in [0] + ([args.spec] if args.spec else []):
+        for batch in [int(b) for b in args.batches.split(",")]:
+            if spec and batch > 64:
+                continue  # max_num_seqs * (1 + spec) rows; 32 requests x 4 rows covers the spec path
+            for backend in args.backends.split(","):
+                r = run_backend(backend, tok, cases, batch, spec, args.steps)
+                results.append(r)
+                print(json.dumps(r), flush=True)
+
+    lines = [
+        "# vLLM `grammar_bitmask` per step: glrmask vs xgrammar vs guidance",
+        "",
+        f"Command: `VLLM_TARGET_DEVICE=cpu python bench/vllm_bitmask.py {' '.join(sys.argv[1:])}`",
+        "",
+        f"Machine: {platform.machine()}, {os.cpu_count()} CPUs ({platform.processor() or 'cpu'}), "
+        f"Python {platform.python_version()}; commit "
+        + subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
+        + "; "
+        + ", ".join(f"{d} {metadata.version(d)}" for d in ("vllm", "xgrammar", "llguidance", "torch"))
+        + ".",
+        f"Vocabulary: DeepSeek-V3 BPE + 2 added tokens ({len(tok)} ids). Requests: the first {len(cases)} "
+        "Glaiveai2K schemas with a valid instance of enough tokens, cycled over the batch; each request commits its "
+        "instance's tokens one step at a time. µs per `grammar_bitmask` call (the whole batch), median and p90 "
+        f"over {args.steps - 2} steps (2 warm-up steps dropped). `compile s`: all `grammar_init` calls of the batch.",
+        "",
+        "| draft tokens | requests | rows | backend | p50 µs | p90 µs | µs/row (p50) | compile s | rejected |",
+        "|---:|---:|---:|---|---:|---:|---:|---:|---:|",
+    ]
+    for r in results:
+        lines.append(
+            f"| {r['spec']} | {r['requests']} | {r['rows']} | {r['backend']} | {r['p50_us']:.0f} | {r['p90_us']:.0f} "
+            f"| {r['p50_us'] / r['rows']:.1f} | {r['compile_s']:.2f} | {r['rejected']} |"
+        )
+    text = "\n".join(lines) + "\n"
+    print(text)
+    if args.out:
+        args.out.write_text(text)
+
+
+if __name__ == "__main__":
+    main()
