@@ -71,3 +71,43 @@ def test_huge_mask_size_is_a_value_error():
     )
     assert out.count("ValueError") == 2 and "past the vocabulary" in out
     assert out.strip().endswith("1")
+
+
+def test_one_state_from_two_threads_is_a_state_error():
+    """A state is for one sequence: a second thread using it meanwhile gets StateError, never a foreign error."""
+    import threading
+
+    import glrmask
+
+    vocab = glrmask.Vocab.from_hf(_deepseek())
+    grammar = glrmask.Grammar.from_json_schema({"type": "array", "items": {"type": "string"}})
+    # Dynamic masks inside a JSON string walk most of the vocabulary (ms): the threads overlap.
+    state = grammar.compile(vocab, optimization=glrmask.Optimization.FAST_BUILD).start()
+    state.commit_bytes(b'["')
+    seen: list[str] = []
+    barrier = threading.Barrier(4)
+
+    def work():
+        barrier.wait()
+        for _ in range(30):
+            try:
+                state.mask()
+                seen.append("ok")
+            except glrmask.StateError:
+                seen.append("StateError")
+            except Exception as e:  # noqa: BLE001 - anything else is the bug this test is about
+                seen.append(f"{type(e).__name__}: {e}")
+
+    threads = [threading.Thread(target=work) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert set(seen) <= {"ok", "StateError"}, set(seen)
+    assert "StateError" in seen and "ok" in seen
+
+
+def _deepseek():
+    from vocab_reference import TOKENIZERS_DIR
+
+    return TOKENIZERS_DIR / "deepseek_v3_tokenizer.json"

@@ -8,7 +8,7 @@
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::PathBuf;
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, TryLockError};
 
 use numpy::{PyArray1, PyReadwriteArray1, PyReadwriteArray2, PyUntypedArrayMethods};
 use pyo3::prelude::*;
@@ -1005,8 +1005,8 @@ static compile µs: classes {} dwa {}
 
     /// The Dynamic engine's mask for a state of this constraint (tests).
     #[staticmethod]
-    fn _dynamic_mask<'py>(py: Python<'py>, state: &mut ConstraintState) -> PyResult<Bound<'py, PyArray1<bool>>> {
-        let n = state.inner.constraint().vocab_size();
+    fn _dynamic_mask<'py>(py: Python<'py>, state: &ConstraintState) -> PyResult<Bound<'py, PyArray1<bool>>> {
+        let n = state.vocab_size;
         let bools = state.run(py, |s, _| {
             let m = s.dynamic_mask();
             Ok((0..n).map(|i| m.contains(i)).collect::<Vec<bool>>())
@@ -1025,39 +1025,73 @@ static compile µs: classes {} dwa {}
 const MAX_MASK_PADDING: usize = 1 << 24;
 
 /// Mutable state for one generated sequence.
-#[pyclass(module = "glrmask._internal")]
+///
+/// Frozen, with the state behind a mutex taken with `try_lock`: a state is
+/// for one sequence, and a second thread using it while the first does gets
+/// `StateError` (not PyO3's "Already borrowed", which is outside our errors).
+#[pyclass(module = "glrmask._internal", frozen)]
 struct ConstraintState {
+    cell: Mutex<StateCell>,
+    vocab_size: usize,
+}
+
+struct StateCell {
     inner: core::ConstraintState,
     buffer: BitSet,
+    /// A panic inside a method left the state unusable.
     poisoned: bool,
 }
 
 impl ConstraintState {
     fn new(inner: core::ConstraintState) -> Self {
         let n = inner.constraint().vocab_size();
-        ConstraintState { inner, buffer: BitSet::new(n), poisoned: false }
+        ConstraintState {
+            cell: Mutex::new(StateCell { inner, buffer: BitSet::new(n), poisoned: false }),
+            vocab_size: n,
+        }
     }
 
-    /// Like `guard`, but a panic poisons the state.
+    /// The state, or `StateError` if another thread is using it.
+    fn lock(&self, py: Python<'_>) -> PyResult<MutexGuard<'_, StateCell>> {
+        match self.cell.try_lock() {
+            Ok(g) => Ok(g),
+            Err(TryLockError::Poisoned(e)) => Ok(e.into_inner()),
+            Err(TryLockError::WouldBlock) => Err(state_in_use(py)),
+        }
+    }
+
+    /// Like `guard`, on this state; a panic poisons it.
     fn run<T: Send>(
-        &mut self,
+        &self,
         py: Python<'_>,
         f: impl FnOnce(&mut core::ConstraintState, &mut BitSet) -> core::Result<T> + Send,
     ) -> PyResult<T> {
-        if self.poisoned {
+        let mut cell = self.lock(py)?;
+        if cell.poisoned {
             return Err(internal(py, "this state is unusable after an earlier internal error".into()));
         }
-        let inner = &mut self.inner;
-        let buffer = &mut self.buffer;
+        let StateCell { inner, buffer, .. } = &mut *cell;
         match py.detach(|| catch_unwind(AssertUnwindSafe(|| f(inner, buffer)))) {
             Ok(Ok(v)) => Ok(v),
             Ok(Err(e)) => Err(to_py_err(py, e)),
             Err(payload) => {
-                self.poisoned = true;
+                cell.poisoned = true;
                 Err(internal(py, format!("internal error (a bug in glrmask): {}", panic_message(payload))))
             }
         }
     }
+}
+
+fn state_in_use(py: Python<'_>) -> PyErr {
+    to_py_err(
+        py,
+        core::Error::new(
+            core::ErrorKind::State,
+            "state_in_use",
+            "this ConstraintState is in use by another thread (or listed twice); a state is for one sequence: \
+             give each thread its own (state.copy())",
+        ),
+    )
 }
 
 #[pymethods]
@@ -1065,8 +1099,8 @@ impl ConstraintState {
     /// Allowed next tokens as a NumPy bool array of length `size` (default:
     /// the vocabulary size). Ids past the vocabulary are False.
     #[pyo3(signature = (size=None))]
-    fn mask<'py>(&mut self, py: Python<'py>, size: Option<usize>) -> PyResult<Bound<'py, PyArray1<bool>>> {
-        let vocab_size = self.inner.constraint().vocab_size();
+    fn mask<'py>(&self, py: Python<'py>, size: Option<usize>) -> PyResult<Bound<'py, PyArray1<bool>>> {
+        let vocab_size = self.vocab_size;
         let size = size.unwrap_or(vocab_size);
         if size < vocab_size {
             return Err(pyo3::exceptions::PyValueError::new_err(format!(
@@ -1091,8 +1125,8 @@ impl ConstraintState {
     /// Fill a caller-owned packed buffer: a contiguous, writable 1-D NumPy
     /// array of int32 or uint32 with at least ceil(vocab_size / 32) words; bit
     /// i of word i // 32 is token i. Every word is written (extra bits 0).
-    fn fill_mask(&mut self, py: Python<'_>, words: &Bound<'_, PyAny>) -> PyResult<()> {
-        let vocab_size = self.inner.constraint().vocab_size();
+    fn fill_mask(&self, py: Python<'_>, words: &Bound<'_, PyAny>) -> PyResult<()> {
+        let vocab_size = self.vocab_size;
         let needed = vocab_size.div_ceil(32);
         let fill = |state: &mut core::ConstraintState, buf: &mut BitSet, out: &mut [u32]| {
             state.fill_mask(buf);
@@ -1126,69 +1160,71 @@ impl ConstraintState {
 
     /// Advance by one token. Raises `RejectedError` (a `ValueError`) if the
     /// token is not allowed; the state is then unchanged.
-    fn commit_token(&mut self, py: Python<'_>, token_id: u32) -> PyResult<()> {
+    fn commit_token(&self, py: Python<'_>, token_id: u32) -> PyResult<()> {
         self.run(py, |s, _| s.commit_token(token_id))
     }
 
     /// Advance by raw bytes (one history entry for `rollback`).
-    fn commit_bytes(&mut self, py: Python<'_>, data: Vec<u8>) -> PyResult<()> {
+    fn commit_bytes(&self, py: Python<'_>, data: Vec<u8>) -> PyResult<()> {
         self.run(py, |s, _| s.commit_bytes(&data))
     }
 
     /// Tokens that are the only choice, in order, as far as determined (at most `limit`).
     #[pyo3(signature = (limit=64))]
-    fn forced(&mut self, py: Python<'_>, limit: usize) -> PyResult<Vec<u32>> {
+    fn forced(&self, py: Python<'_>, limit: usize) -> PyResult<Vec<u32>> {
         self.run(py, |s, _| Ok(s.forced(limit)))
     }
 
     /// The grammar accepts what was committed so far.
-    fn is_accepting(&mut self, py: Python<'_>) -> PyResult<bool> {
+    fn is_accepting(&self, py: Python<'_>) -> PyResult<bool> {
         self.run(py, |s, _| Ok(s.is_accepting()))
     }
 
     /// No continuation can ever be accepted.
-    fn is_rejected(&mut self, py: Python<'_>) -> PyResult<bool> {
+    fn is_rejected(&self, py: Python<'_>) -> PyResult<bool> {
         self.run(py, |s, _| Ok(s.is_rejected()))
     }
 
     /// An end token was committed.
-    fn is_ended(&mut self, py: Python<'_>) -> PyResult<bool> {
+    fn is_ended(&self, py: Python<'_>) -> PyResult<bool> {
         self.run(py, |s, _| Ok(s.is_ended()))
     }
 
     /// Undo the last `n` commits exactly.
     #[pyo3(signature = (n=1))]
-    fn rollback(&mut self, py: Python<'_>, n: usize) -> PyResult<()> {
+    fn rollback(&self, py: Python<'_>, n: usize) -> PyResult<()> {
         self.run(py, |s, _| s.rollback(n))
     }
 
     /// Number of commits that can be rolled back.
     #[getter]
-    fn history_len(&self) -> usize {
-        self.inner.history_len()
+    fn history_len(&self, py: Python<'_>) -> PyResult<usize> {
+        Ok(self.lock(py)?.inner.history_len())
     }
 
     /// An independent copy of this state.
-    fn copy(&self) -> ConstraintState {
-        ConstraintState { inner: self.inner.clone(), buffer: self.buffer.clone(), poisoned: self.poisoned }
+    fn copy(&self, py: Python<'_>) -> PyResult<ConstraintState> {
+        let cell = self.lock(py)?;
+        let copy = StateCell { inner: cell.inner.clone(), buffer: cell.buffer.clone(), poisoned: cell.poisoned };
+        Ok(ConstraintState { cell: Mutex::new(copy), vocab_size: self.vocab_size })
     }
 
-    fn __copy__(&self) -> ConstraintState {
-        self.copy()
+    fn __copy__(&self, py: Python<'_>) -> PyResult<ConstraintState> {
+        self.copy(py)
     }
 
-    fn __deepcopy__(&self, _memo: &Bound<'_, PyAny>) -> ConstraintState {
-        self.copy()
+    fn __deepcopy__(&self, py: Python<'_>, _memo: &Bound<'_, PyAny>) -> PyResult<ConstraintState> {
+        self.copy(py)
     }
 
     #[getter]
     fn vocab_size(&self) -> usize {
-        self.inner.constraint().vocab_size()
+        self.vocab_size
     }
 
     /// The brute-force mask (commit every token on the side): slow, for tests.
-    fn _oracle_mask<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyArray1<bool>>> {
-        let n = self.inner.constraint().vocab_size();
+    fn _oracle_mask<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray1<bool>>> {
+        let n = self.vocab_size;
         let bools = self.run(py, |s, _| {
             let m = s.oracle_mask();
             Ok((0..n).map(|i| m.contains(i)).collect::<Vec<bool>>())
@@ -1230,16 +1266,7 @@ fn fill_masks(
     }
     let mut guards = Vec::with_capacity(states.len());
     for s in &states {
-        let g = s.try_borrow_mut().map_err(|_| {
-            to_py_err(
-                py,
-                core::Error::new(
-                    core::ErrorKind::State,
-                    "state_in_use",
-                    "fill_masks: a state is listed twice or is in use by another thread",
-                ),
-            )
-        })?;
+        let g = s.get().lock(py)?;
         if g.poisoned {
             return Err(internal(py, "this state is unusable after an earlier internal error".into()));
         }
@@ -1274,8 +1301,8 @@ fn fill_masks(
         let Some(out) = slot.take() else {
             return Err(pyo3::exceptions::PyValueError::new_err(format!("fill_masks: row {row} is given twice")));
         };
-        let state = &mut **g;
-        jobs.push((&mut state.inner, &mut state.buffer, out));
+        let StateCell { inner, buffer, .. } = &mut **g;
+        jobs.push((inner, buffer, out));
     }
     let panicked: Vec<bool> = py.detach(move || {
         let fill = |(state, buf, out): &mut (&mut core::ConstraintState, &mut BitSet, &mut [u32])| {
