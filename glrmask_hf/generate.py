@@ -22,6 +22,7 @@ What this does not hide: the host sync ``_sample`` itself does every step to dec
 
 from __future__ import annotations
 
+import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Optional
 
@@ -168,8 +169,10 @@ def generate(
                 logits = outputs.logits[:, -1].to(copy=True, dtype=torch.float32, device=device)
 
                 next_scores = before(input_ids, logits) if len(before) else logits
+                t0 = time.perf_counter()
                 pending.result()  # the mask for this step; normally ready by now
                 next_scores = proc._apply(next_scores)
+                proc.main_us.append((time.perf_counter() - t0) * 1e6)
                 if len(after):
                     next_scores = after(input_ids, next_scores)
 

@@ -162,6 +162,10 @@ class GlrmaskLogitsProcessor(LogitsProcessor):
         self.fill_us: list[float] = []
         self.fill_cpu_us: list[float] = []
         self.commit_us: list[float] = []
+        # Time the decoding loop's own thread spent in glrmask per step (plain path: the whole
+        # call, including the device->host read of the new tokens; overlapped: waiting for the
+        # worker, then applying the mask): what the mask adds to a step.
+        self.main_us: list[float] = []
 
     def _begin(self, batch: int, prompt_len: int, width: int, device: torch.device) -> None:
         k = len(self.constraints)
@@ -261,6 +265,7 @@ class GlrmaskLogitsProcessor(LogitsProcessor):
     # -- LogitsProcessor -------------------------------------------------------------------------
 
     def __call__(self, input_ids: torch.LongTensor, scores: torch.FloatTensor) -> torch.FloatTensor:
+        t0 = time.perf_counter()
         batch, length = input_ids.shape
         if self.states is None:
             self._begin(batch, length, scores.shape[1], scores.device)
@@ -286,7 +291,9 @@ class GlrmaskLogitsProcessor(LogitsProcessor):
                 self._seen = length
         self._prev_ids = input_ids
         self._fill()
-        return self._apply(scores)
+        out = self._apply(scores)
+        self.main_us.append((time.perf_counter() - t0) * 1e6)
+        return out
 
     # -- inspection ------------------------------------------------------------------------------
 

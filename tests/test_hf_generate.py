@@ -435,3 +435,34 @@ def test_parse_tool_calls():
     assert glrmask_hf.parse_tool_calls("hello", "json_array") == ("hello", [])
     with pytest.raises(ValueError):
         glrmask_hf.parse_tool_calls("<tool_call>\n{oops}\n</tool_call>")
+
+
+def test_tool_choice_auto_json_array_and_none(tok):
+    """What the free-text modes accept, committed as bytes (no model needed)."""
+    tools = [{"type": "function", "function": {"name": "f", "parameters": {
+        "type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"]}}}]
+
+    def accepts(c, text):
+        state = c.start()
+        try:
+            state.commit_bytes(text.encode())
+        except glrmask.RejectedError:
+            return False
+        return state.is_accepting()
+
+    auto_array = glrmask_hf.tool_calls(tok, tools, "auto", format="json_array")
+    assert accepts(auto_array, '[{"name": "f", "arguments": {"a": 1}}, {"name": "f", "arguments": {"a": 2}}]')
+    assert accepts(auto_array, "Hello [not a call]")
+    assert not accepts(auto_array, " [")  # text may not start with whitespace or "["
+    assert not accepts(auto_array, '[{"name": "g", "arguments": {}}]')
+    auto_hermes = glrmask_hf.tool_calls(tok, tools, "auto")
+    assert accepts(auto_hermes, 'Let me check.\n<tool_call>\n{"name": "f", "arguments": {"a": 3}}\n</tool_call>')
+    assert accepts(auto_hermes, "No call needed.")
+    assert not accepts(auto_hermes, "text <tool_call>\nnot json</tool_call>")
+    none = glrmask_hf.tool_calls(tok, tools, "none")
+    assert accepts(none, "just text")
+    assert not accepts(none, "<tool_call>")
+    with pytest.raises(ValueError, match="not among the tools"):
+        glrmask_hf.tool_calls(tok, tools, {"type": "function", "function": {"name": "g"}})
+    with pytest.raises(ValueError, match="unique"):
+        glrmask_hf.tool_calls(tok, tools + tools)
