@@ -159,6 +159,34 @@ def test_overlapped_equals_plain(tok, model, bias, constraints, sample):
     assert torch.equal(outs[0], outs[1])
 
 
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+@pytest.mark.parametrize("sample", [False, True], ids=["greedy", "sample"])
+def test_cuda_overlapped_equals_plain_and_valid(tok, model, constraints, sample):
+    """On the device machine: pinned buffers, non_blocking copies, events and the on-device unpack."""
+    cuda_model = tiny_llama(len(tok) + 64, eos_token_id=tok.eos_token_id, pad_token_id=tok.pad_token_id,
+                            bos_token_id=tok.bos_token_id).to("cuda")
+    vocab = glrmask_hf.vocab_for(tok)
+    bias = BiasLogitsProcessor(short_json_bias(vocab, cuda_model.config.vocab_size, [tok.eos_token_id]))
+    enc = tok(PROMPTS, return_tensors="pt", padding=True).to("cuda")
+    n = 2 if sample else 1
+    outs = []
+    for overlapped in (False, True):
+        proc = glrmask_hf.GlrmaskLogitsProcessor(constraints, tok, model=cuda_model)
+        assert proc.words is None
+        torch.manual_seed(11)
+        kwargs = dict(max_new_tokens=40, do_sample=sample, num_return_sequences=n, pad_token_id=tok.pad_token_id)
+        if overlapped:
+            out = cuda_model.generate(**enc, logits_processor=[bias], custom_generate=glrmask_hf.generate,
+                                      glrmask_processor=proc, **kwargs)
+        else:
+            out = cuda_model.generate(**enc, logits_processor=[bias, proc], **kwargs)
+        assert proc.words.is_pinned()
+        outs.append(out[:, enc.input_ids.shape[1]:].cpu())
+    assert torch.equal(outs[0], outs[1])
+    per_row = [c for c in constraints for _ in range(n)]
+    _check_rows(tok, per_row, [s for s in SCHEMAS for _ in range(n)], outs[1], 40)
+
+
 def test_overlapped_with_processor_in_list(tok, model, bias, constraints):
     """custom_generate finds the glrmask processor in logits_processor and applies it in place."""
     enc = tok(PROMPTS, return_tensors="pt", padding=True)
