@@ -155,6 +155,8 @@ class GlrmaskGrammar(StructuredOutputGrammar):
 
     def _upgrade(self) -> None:
         """Move onto the Static constraint once its background compile is done (same masks, faster)."""
+        if self.entry.upgrade is None and self.entry.constraint is self.constraint:
+            return
         best = self.entry.best()
         if best is self.constraint:
             return

@@ -25,6 +25,12 @@ from .backend import GlrmaskGrammar, fill_rows
 logger = logging.getLogger("glrmask_vllm")
 
 
+def _no_reasoning(manager: Any) -> bool:
+    """True when `_get_constraint_bounds` is (0, 0) for every request: no reasoning parser, or grammars that
+    constrain reasoning too. Then no per-request call is needed (the common serving case)."""
+    return manager.reasoner_cls is None or manager.enable_in_reasoning
+
+
 def batched_grammar_bitmask(
     manager: Any,
     requests: dict[str, Any],
@@ -38,38 +44,54 @@ def batched_grammar_bitmask(
         return NotImplemented
     num_spec = config.num_speculative_tokens
     stride = num_spec + 1
-    from vllm.v1.structured_output.utils import strip_speculative_padding
+    check_bounds = not _no_reasoning(manager)
+    if check_bounds:
+        from vllm.v1.structured_output.utils import strip_speculative_padding
 
     plans = []
     for req_id in request_ids:
         request = requests[req_id]
-        tokens = scheduled_spec_decode_tokens.get(req_id, [])
-        bounds = manager._get_constraint_bounds(request, strip_speculative_padding(tokens))
-        if tuple(bounds) != (0, 0):
-            return NotImplemented  # reasoning rows: vLLM's loop handles them
+        tokens = scheduled_spec_decode_tokens.get(req_id, ()) if num_spec else ()
+        if check_bounds:
+            bounds = manager._get_constraint_bounds(request, strip_speculative_padding(list(tokens)))
+            if bounds.grammar_start or bounds.constraint_start:
+                return NotImplemented  # reasoning rows: vLLM's loop handles them
         grammar = request.structured_output_request.grammar
-        if not isinstance(grammar, GlrmaskGrammar):
+        if type(grammar) is not GlrmaskGrammar:
             return NotImplemented
         plans.append((req_id, grammar, tokens))
 
     if manager._grammar_bitmask is None:
         manager._grammar_bitmask = manager.backend.allocate_token_bitmask(config.scheduler_config.max_num_seqs * stride)
     words = manager._grammar_bitmask.numpy()
+    num_rows = len(request_ids) * stride
 
-    # Per request: rows left to fill, accepted drafts to roll back, and the row a rejected draft froze.
+    if not any(tokens for _, _, tokens in plans):
+        # No draft tokens this step: one row per request (the stride's other rows are left as they are, as
+        # vLLM's loop leaves them), all in one fill.
+        fill_grammars, fill_at = [], []
+        for k, (_, grammar, _) in enumerate(plans):
+            if grammar._terminated:
+                words[k * stride] = -1
+            else:
+                fill_grammars.append(grammar)
+                fill_at.append(k * stride)
+        fill_rows(fill_grammars, fill_at, words)
+        return words[:num_rows]
+
+    # Per request: accepted drafts to roll back, the row a rejected draft froze, and whether rows are still open
+    # (False after padding: no more grammar rows).
     advanced = [0] * len(plans)
     failed_row: list[int | None] = [None] * len(plans)
-    open_rows = [True] * len(plans)  # False after padding or failure: no more grammar rows
+    open_rows = [True] * len(plans)
     longest = max(len(t) for _, _, t in plans)
 
     for pos in range(longest + 1):
         fill_grammars, fill_at = [], []
         for k, (_, grammar, tokens) in enumerate(plans):
-            if pos > len(tokens):
-                continue
+            if pos > len(tokens) or failed_row[k] is not None:
+                continue  # done, or copied below after the fills of this position
             row = k * stride + pos
-            if failed_row[k] is not None:
-                continue  # copied below, after the fills of this position
             if open_rows[k] and not grammar.is_terminated():
                 fill_grammars.append(grammar)
                 fill_at.append(row)
@@ -102,9 +124,4 @@ def batched_grammar_bitmask(
     for k, (_, grammar, _) in enumerate(plans):
         if advanced[k]:
             grammar.rollback(advanced[k])
-
-    num_rows = len(request_ids) * stride
-    out = manager._grammar_bitmask
-    if num_rows < out.shape[0]:
-        out = out[:num_rows]
-    return out.numpy()
+    return words[:num_rows]

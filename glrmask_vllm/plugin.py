@@ -172,6 +172,15 @@ def _patch_validation() -> None:
 # ---- 3. engine core -----------------------------------------------------------------------------
 
 
+def _batched(*args):
+    # Imported on first use (it imports the glrmask core), then called directly: this runs every decoding step.
+    global _batched
+    from .manager import batched_grammar_bitmask
+
+    _batched = batched_grammar_bitmask
+    return batched_grammar_bitmask(*args)
+
+
 def _patch_manager() -> None:
     from vllm.v1.structured_output import StructuredOutputManager
 
@@ -197,11 +206,8 @@ def _patch_manager() -> None:
         return original_init(self, request)
 
     def grammar_bitmask(self, requests, structured_output_request_ids, scheduled_spec_decode_tokens):
-        from .backend import GlrmaskBackend
-        from .manager import batched_grammar_bitmask
-
-        if isinstance(self.backend, GlrmaskBackend):
-            out = batched_grammar_bitmask(self, requests, structured_output_request_ids, scheduled_spec_decode_tokens)
+        if self.backend_name == NAME:
+            out = _batched(self, requests, structured_output_request_ids, scheduled_spec_decode_tokens)
             if out is not NotImplemented:
                 return out
         return original_bitmask(self, requests, structured_output_request_ids, scheduled_spec_decode_tokens)

@@ -56,18 +56,30 @@ def tool_requests(tools: list[dict]):
     return out
 
 
-def punctuation_tokens(tok, vocab_size: int) -> np.ndarray:
-    """Ids whose text has a JSON or tag delimiter: the tokens that end strings and numbers, and spell end tags."""
-    marks = set('"{}[],:<>/\\\n')
-    out = np.zeros(vocab_size, dtype=bool)
-    for text, i in tok.get_vocab().items():
-        if i < vocab_size:
-            piece = tok.convert_tokens_to_string([text]) if hasattr(tok, "convert_tokens_to_string") else text
-            out[i] = any(c in marks for c in piece)
-    return out
+def punctuation_words(vocab, vocab_size: int) -> np.ndarray:
+    """Packed mask (uint32 words) of the ids whose bytes have a JSON or tag delimiter: the tokens that end strings
+    and numbers, and spell end tags (not whitespace or backslash: those only lengthen JSON)."""
+    marks = set(b'"{}[],:<>/')
+    bits = np.zeros(((vocab_size + 31) // 32) * 32, dtype=np.uint8)
+    for i in range(vocab_size):
+        piece = vocab.token_bytes(i)
+        bits[i] = bool(piece) and any(c in marks for c in piece)
+    return np.packbits(bits, bitorder="little").view(np.uint32)
 
 
-def sample(mgr, req, grammar: GlrmaskGrammar, vocab_size: int, rng: np.random.Generator, punct: np.ndarray):
+def pick(words: np.ndarray, rng: np.random.Generator) -> int:
+    """A uniformly random set bit of a packed mask (rank sampling: no list of all allowed ids)."""
+    counts = np.bitwise_count(words).astype(np.int64)
+    total = int(counts.sum())
+    k = int(rng.integers(total))
+    cum = np.cumsum(counts)
+    w = int(np.searchsorted(cum, k, side="right"))
+    k -= int(cum[w - 1]) if w else 0
+    bits = np.flatnonzero(np.unpackbits(words[w : w + 1].view(np.uint8), bitorder="little"))
+    return w * 32 + int(bits[k])
+
+
+def sample(mgr, req, grammar: GlrmaskGrammar, rng: np.random.Generator, punct: np.ndarray) -> list[int] | None:
     """Tokens drawn from the manager's bitmask rows until the grammar terminates (None: too long).
 
     Each draw is uniform over the allowed tokens, or, half the time, uniform over the allowed tokens with a
@@ -77,20 +89,17 @@ def sample(mgr, req, grammar: GlrmaskGrammar, vocab_size: int, rng: np.random.Ge
     content, the case this test is about.
     """
     out = []
-    is_stop = np.zeros(vocab_size, dtype=bool)
-    is_stop[list(grammar.constraint.end_tokens)] = True
+    stop_ids = list(grammar.constraint.end_tokens)
     for _ in range(MAX_TOKENS):
-        row = mgr.grammar_bitmask({req.request_id: req}, [req.request_id], {})[0]
-        allowed = np.flatnonzero(np.unpackbits(row.view(np.uint8), bitorder="little")[:vocab_size])
-        assert len(allowed), "a live grammar must allow some token"
-        stops = allowed[is_stop[allowed]]
-        if len(stops) and rng.random() < 0.5:
-            allowed = stops  # where the output may end, end it half the time (a model's EOS after its calls)
-        elif rng.random() < 0.5:
-            delimited = allowed[punct[allowed]]
-            if len(delimited):
-                allowed = delimited
-        t = int(allowed[rng.integers(len(allowed))])
+        words = mgr.grammar_bitmask({req.request_id: req}, [req.request_id], {})[0].view(np.uint32)
+        assert words.any(), "a live grammar must allow some token"
+        stops = [t for t in stop_ids if (words[t >> 5] >> (t & 31)) & 1]
+        if stops and rng.random() < 0.5:
+            t = stops[int(rng.integers(len(stops)))]  # where the output may end, end it half the time
+        elif rng.random() < 0.5 and (words & punct).any():
+            t = pick(words & punct, rng)
+        else:
+            t = pick(words, rng)
         assert mgr.accept_tokens(req, [t])
         out.append(t)
         if grammar.is_terminated():
@@ -111,7 +120,7 @@ def test_tool_calls_parse_and_validate(family, parser_name):
     cfg = T.fake_vllm_config(vocab_size, max_num_seqs=4)
     mgr = T.make_manager(cfg, tok)
     rng = np.random.default_rng(18)
-    punct = punctuation_tokens(tok, vocab_size)
+    punct = None
     variants = tool_requests(tools)
     kinds = Counter()
     failures = []
@@ -141,9 +150,14 @@ def test_tool_calls_parse_and_validate(family, parser_name):
         grammar = req.structured_output_request.grammar
         assert isinstance(grammar, GlrmaskGrammar), grammar
         stop_ids |= set(grammar.constraint.end_tokens)
-        ids = sample(mgr, req, grammar, vocab_size, rng, punct)
+        if punct is None:
+            punct = punctuation_words(mgr.backend.vocab, vocab_size)
+        ids = sample(mgr, req, grammar, rng, punct)
         if ids is None:
             too_long += 1
+            if os.environ.get("GLRMASK_TOOL_DUMP_LONG"):
+                with open(os.environ["GLRMASK_TOOL_DUMP_LONG"], "a") as f:
+                    f.write(json.dumps(tok.decode(grammar.history[:400])) + "\n")
             continue
         text = tok.decode([t for t in ids if t not in grammar.constraint.end_tokens], skip_special_tokens=False)
         calls, _content = parser._extract_tool_calls(text, request, enable_auto_tools=True)
