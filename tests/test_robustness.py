@@ -111,3 +111,18 @@ def _deepseek():
     from vocab_reference import TOKENIZERS_DIR
 
     return TOKENIZERS_DIR / "deepseek_v3_tokenizer.json"
+
+
+def test_large_string_enum_converts():
+    """An enum of 20,000 strings was quadratic in conversion (>60 s); the time limit guards against a hang only."""
+    out = run_isolated(
+        """
+        import random
+        rng = random.Random(1)
+        words = sorted({"".join(rng.choices("abcdefghij -_", k=rng.randint(4, 30))) for _ in range(20000)})
+        grammar = glrmask.Grammar.from_json_schema({"enum": words + words[:100] + [1, 1.0]})
+        print("converted", len(words))
+        """,
+        timeout=120,
+    )
+    assert "converted" in out

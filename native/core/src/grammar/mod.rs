@@ -130,6 +130,8 @@ pub struct GrammarBuilder {
     terminal_names: FxHashMap<String, TerminalId>,
     rules: Vec<RuleSlot>,
     rule_names: FxHashMap<String, RuleId>,
+    /// `{:?}` of each terminal's pattern → the terminals with it, in order.
+    pattern_ids: FxHashMap<String, Vec<TerminalId>>,
 }
 
 impl GrammarBuilder {
@@ -141,6 +143,7 @@ impl GrammarBuilder {
             terminal_names: FxHashMap::default(),
             rules: Vec::new(),
             rule_names: FxHashMap::default(),
+            pattern_ids: FxHashMap::default(),
         }
     }
 
@@ -165,7 +168,7 @@ impl GrammarBuilder {
             return Ok(id);
         }
         let id = TerminalId::from_usize(self.terminals.len());
-        self.terminals.push(Terminal {
+        self.push_terminal(Terminal {
             name: quote_bytes(bytes),
             pattern: Pattern::literal(bytes),
             ignored: false,
@@ -185,14 +188,19 @@ impl GrammarBuilder {
                 return id;
             }
         }
-        if let Some(i) = self.terminals.iter().position(|t| t.pattern == pattern && !t.ignored) {
-            return TerminalId::from_usize(i);
+        // The first terminal with this pattern that is not ignored (indexed:
+        // a linear scan made schemas with thousands of literals quadratic).
+        let key = format!("{pattern:?}");
+        if let Some(ids) = self.pattern_ids.get(&key) {
+            if let Some(&id) = ids.iter().find(|id| !self.terminals[id.index()].ignored) {
+                return id;
+            }
         }
         let id = TerminalId::from_usize(self.terminals.len());
         if let Some(bytes) = pattern.as_literal() {
             self.literal_ids.insert(bytes.to_vec(), id);
         }
-        self.terminals.push(Terminal {
+        self.push_terminal(Terminal {
             name: display.to_string(),
             pattern,
             ignored: false,
@@ -210,7 +218,7 @@ impl GrammarBuilder {
             return Err(self.error("duplicate_terminal", format!("terminal `{name}` is defined more than once"), span));
         }
         let id = TerminalId::from_usize(self.terminals.len());
-        self.terminals.push(Terminal {
+        self.push_terminal(Terminal {
             name: name.to_string(),
             pattern,
             ignored: false,
@@ -236,7 +244,7 @@ impl GrammarBuilder {
         }
         let id = TerminalId::from_usize(self.terminals.len());
         let slot = tokens.is_none();
-        self.terminals.push(Terminal {
+        self.push_terminal(Terminal {
             name: name.to_string(),
             pattern: Pattern::Alt(Vec::new()),
             ignored: false,
@@ -247,6 +255,12 @@ impl GrammarBuilder {
         });
         self.terminal_names.insert(name.to_string(), id);
         Ok(id)
+    }
+
+    fn push_terminal(&mut self, t: Terminal) {
+        let id = TerminalId::from_usize(self.terminals.len());
+        self.pattern_ids.entry(format!("{:?}", t.pattern)).or_default().push(id);
+        self.terminals.push(t);
     }
 
     pub fn terminal_named(&self, name: &str) -> Option<TerminalId> {

@@ -314,9 +314,16 @@ impl Ctx<'_> {
             let Value::Array(xs) = e else {
                 return Err(invalid("`enum` must be an array", &child_path(path, "enum")));
             };
+            // Strings are equal only as strings: a set keeps large string
+            // enums linear; other values are compared the JSON way.
             let mut out: Vec<Value> = Vec::new();
+            let mut strings: rustc_hash::FxHashSet<&str> = Default::default();
             for x in xs {
-                if !out.iter().any(|y| super::schema::json_equal(x, y)) {
+                let new = match x.as_str() {
+                    Some(s) => strings.insert(s),
+                    None => !out.iter().any(|y| !y.is_string() && super::schema::json_equal(x, y)),
+                };
+                if new {
                     out.push(x.clone());
                 }
             }
