@@ -11,10 +11,14 @@ The contract (vLLM 0.33 `v1/structured_output/backend_types.py`, research/servin
 * Compiled constraints are cached by (request type, spec, options, stop tokens), bounded in bytes, and shared by
   requests: `n > 1` and repeated tool schemas compile once. Compile and fill release the GIL (core).
 
-Engine choice (README "vLLM"): a request must not wait for a long Static compile. `compile` tries the Static
-engine within a fuel budget (`GLRMASK_VLLM_STATIC_FUEL`) sized so it finishes within about xgrammar's compile time
-on the same request, and otherwise serves the Dynamic engine (compiles in ms) at once while the full Static
-compile runs in the background; live requests move onto it (their tokens are replayed) when it is ready.
+Engine choice (README "vLLM"): a request waits in vLLM (WAITING_FOR_STRUCTURED_OUTPUT_GRAMMAR) until its first
+mask can be filled, so that wait must stay short. Measured on the bench's requests (bench/results/
+2026-12-01-vllm-bitmask.md, 128k vocabulary, 2 CPUs): the Dynamic engine is ready in 17 ms (JSON, p50) / 51 ms
+(hermes tool tags), the Static engine in 100 / 450 ms even with a small fuel budget, xgrammar in 3.6 / 10 ms.
+So by default (`GLRMASK_VLLM_ENGINE=dynamic-first`) a new grammar is served by the Dynamic engine at once while
+the Static engine compiles in a background thread; live requests move onto it (their tokens are replayed) as
+soon as it is ready, and the cache serves it to later requests. `balanced` waits for Static within a tenth of
+the compile fuel (`GLRMASK_VLLM_STATIC_FUEL` sets the fuel), `static` always waits for Static.
 """
 
 from __future__ import annotations
@@ -46,8 +50,9 @@ def _env_int(name: str, default: int) -> int:
     return int(value) if value else default
 
 
-# PERF: see bench/results/2026-12-01-vllm-bitmask.md for the measurement this default comes from.
-STATIC_FUEL = _env_int("GLRMASK_VLLM_STATIC_FUEL", 0)  # 0: a tenth of the core's default (BALANCED)
+# PERF: bench/results/2026-12-01-vllm-bitmask.md ("Time to the first mask") is the measurement behind the default.
+ENGINE = os.environ.get("GLRMASK_VLLM_ENGINE", "dynamic-first")  # dynamic-first | balanced | static
+STATIC_FUEL = _env_int("GLRMASK_VLLM_STATIC_FUEL", 0)  # 0: the core's default (balanced: a tenth of it)
 CACHE_BYTES = _env_int("GLRMASK_VLLM_CACHE_MB", 512) << 20
 BACKGROUND_STATIC = os.environ.get("GLRMASK_VLLM_BACKGROUND_STATIC", "1") != "0"
 
@@ -68,15 +73,39 @@ def load_vocab(tokenizer: Any, vocab_size: int) -> glrmask.Vocab:
     return glrmask.Vocab.from_hf(tokenizer, vocab_size=vocab_size)
 
 
+# Rough bytes per unit of each table `Constraint.describe()` counts (dense rows: a lexer DFA state is a 256-entry
+# transition row, an LR state a row over the symbols, a token class an id per vocabulary token). An estimate for
+# the cache bound only, not an accounting.
+_BYTES_PER = {
+    "lexer DFA states": 1024,
+    "lexer configurations": 64,
+    "LR states": 256,
+    "liveness exits": 16,
+    "Parser DWA states": 128,
+    "terminal sequences": 64,
+}
+
+
 def estimate_bytes(constraint: glrmask.Constraint, spec: str) -> int:
-    """Rough memory of a compiled constraint, for the cache bound: the table sizes `describe()` reports."""
-    total = 0
+    """Rough memory of a compiled constraint, for the cache bound, from the table sizes `describe()` reports."""
+    total = 4096 + 2 * len(spec)
     for line in constraint.describe().splitlines():
-        words = line.replace(",", " ").split()
-        for i, w in enumerate(words[1:], 1):
-            if w.lower().startswith("byte") and words[i - 1].isdigit():
-                total += int(words[i - 1])
-    return max(total, 4096) + 2 * len(spec)
+        name, _, rest = line.partition(":")
+        words = rest.replace("(", " ").split()
+        if not words or not words[0].isdigit():
+            continue
+        total += _BYTES_PER.get(name.strip(), 0) * int(words[0])
+        if "bytes)" in rest and len(words) > 1 and words[1].isdigit():
+            total += int(words[1])  # weights: N (B bytes)
+        if name.strip() == "token classes":
+            total += 4 * constraint.vocab_size  # the id → class map
+    return total
+
+
+def _log_upgrade_failure(fut: Future) -> None:
+    if not fut.cancelled() and fut.exception() is not None:
+        # The request keeps the Dynamic engine: same masks, slower. Usually a Static limit (named in the error).
+        logger.info("glrmask: staying on the Dynamic engine: %s", fut.exception())
 
 
 @dataclass
@@ -87,10 +116,18 @@ class _Entry:
     nbytes: int
     upgrade: Future | None = None
 
+    resize: Any = None  # set by the cache: called with the change in estimated bytes
+
     def best(self) -> glrmask.Constraint:
-        if self.upgrade is not None and self.upgrade.done() and self.upgrade.exception() is None:
-            self.constraint = self.upgrade.result()
+        upgrade = self.upgrade
+        if upgrade is not None and upgrade.done():
             self.upgrade = None
+            if not upgrade.cancelled() and upgrade.exception() is None:
+                static = upgrade.result()
+                nbytes = estimate_bytes(static, "")
+                if self.resize is not None:
+                    self.resize(nbytes - self.nbytes)
+                self.constraint, self.nbytes = static, nbytes
         return self.constraint
 
 
@@ -105,6 +142,17 @@ class ConstraintCache:
         self.bytes = 0
         self.hits = 0
         self.misses = 0
+
+    def _evict(self) -> None:
+        while self.bytes > self.max_bytes and len(self._entries) > 1:
+            _, old = self._entries.popitem(last=False)
+            old.resize = None  # live requests keep it; it no longer counts
+            self.bytes -= old.nbytes
+
+    def _resize(self, delta: int) -> None:
+        with self._lock:
+            self.bytes += delta
+            self._evict()
 
     def get_or_compile(self, key: tuple, compile_fn) -> _Entry:
         with self._lock:
@@ -131,10 +179,9 @@ class ConstraintCache:
         with self._lock:
             del self._inflight[key]
             self._entries[key] = entry
+            entry.resize = self._resize
             self.bytes += entry.nbytes
-            while self.bytes > self.max_bytes and len(self._entries) > 1:
-                _, old = self._entries.popitem(last=False)
-                self.bytes -= old.nbytes
+            self._evict()
         fut.set_result(entry)
         return entry
 
@@ -258,27 +305,22 @@ class GlrmaskBackend(StructuredOutputBackend):
 
     def _compile(self, request_type: StructuredOutputOptions, spec: str, end_tokens: tuple[int, ...]) -> _Entry:
         grammar = request_grammar(request_type, spec, self.json_options, self.vocab)
-        if STATIC_FUEL:
-            constraint = grammar.compile(
-                self.vocab,
-                end_tokens=list(end_tokens),
-                optimization=glrmask.Optimization.AUTO,
-                limits={"static_compile_fuel": STATIC_FUEL},
-            )
+        ends = list(end_tokens)
+        limits = {"static_compile_fuel": STATIC_FUEL} if STATIC_FUEL else None
+        if ENGINE == "static":
+            constraint = grammar.compile(self.vocab, end_tokens=ends, optimization=glrmask.Optimization.FAST_RUNTIME)
+        elif ENGINE == "balanced":
+            opt = glrmask.Optimization.AUTO if STATIC_FUEL else glrmask.Optimization.BALANCED
+            constraint = grammar.compile(self.vocab, end_tokens=ends, optimization=opt, limits=limits)
         else:
-            constraint = grammar.compile(
-                self.vocab, end_tokens=list(end_tokens), optimization=glrmask.Optimization.BALANCED
-            )
+            constraint = grammar.compile(self.vocab, end_tokens=ends, optimization=glrmask.Optimization.FAST_BUILD)
         upgrade = None
-        if constraint.engine != "static":
-            logger.info("glrmask: serving the Dynamic engine while Static compiles (%s)", constraint.fallback)
-            if BACKGROUND_STATIC:
-                upgrade = self._background.submit(
-                    grammar.compile,
-                    self.vocab,
-                    end_tokens=list(end_tokens),
-                    optimization=glrmask.Optimization.FAST_RUNTIME,
-                )
+        if constraint.engine != "static" and BACKGROUND_STATIC:
+            # The same grammar and end tokens, so the same masks: only the engine changes.
+            upgrade = self._background.submit(
+                grammar.compile, self.vocab, end_tokens=ends, optimization=glrmask.Optimization.FAST_RUNTIME
+            )
+            upgrade.add_done_callback(_log_upgrade_failure)
         return _Entry(constraint=constraint, nbytes=estimate_bytes(constraint, spec), upgrade=upgrade)
 
     def compile_grammar(

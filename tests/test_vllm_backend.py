@@ -390,3 +390,24 @@ def test_compile_failure_fails_only_that_request(tok, vocab_size):
     allowed = T.allowed_ids(out[0], vocab_size)
     assert out.shape[0] == 1 and len(allowed) > 10
     assert all(tok.decode([int(t)]).isdigit() for t in allowed)
+
+
+def test_dynamic_first_then_static(tok, vocab_size):
+    """A new grammar is served by the Dynamic engine at once; a live request moves onto Static when it is ready."""
+    from vllm.v1.structured_output.backend_types import StructuredOutputOptions as SOO
+
+    backend = GlrmaskBackend(T.fake_vllm_config(vocab_size), tokenizer=tok, vocab_size=vocab_size)
+    spec = json.dumps({**SCHEMA, "title": "upgrade"})
+    g = backend.compile_grammar(SOO.JSON, spec, {tok.eos_token_id})
+    assert g.constraint.engine == "dynamic"
+    ids = tok.encode('{"city": "Pa', add_special_tokens=False)
+    assert g.accept_tokens("r", ids)
+    bm = backend.allocate_token_bitmask(2)
+    g.fill_bitmask(bm, 0)
+    before = backend.cache.bytes
+    g.entry.upgrade.result(timeout=120)
+    g.fill_bitmask(bm, 1)
+    assert g.constraint.engine == "static" and g.history == ids
+    assert torch.equal(bm[0], bm[1])  # same masks, other engine
+    assert backend.cache.bytes > before  # the Static tables count in the cache bound
+    assert backend.compile_grammar(SOO.JSON, spec, {tok.eos_token_id}).constraint.engine == "static"
