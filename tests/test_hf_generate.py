@@ -260,6 +260,8 @@ def test_beam_search_is_refused(tok, model, constraints):
     with pytest.raises(glrmask_hf.BeamSearchNotSupported):
         model.generate(**enc, logits_processor=[proc], num_beams=3, max_new_tokens=8, do_sample=False,
                        pad_token_id=tok.pad_token_id)
+    with pytest.raises(ValueError, match="needs a GlrmaskLogitsProcessor"):
+        model.generate(**enc, custom_generate=glrmask_hf.generate, max_new_tokens=8, pad_token_id=tok.pad_token_id)
     proc = glrmask_hf.GlrmaskLogitsProcessor(constraints[2], tok, model=model)
     with pytest.raises(ValueError, match="beam"):
         model.generate(**enc, custom_generate=glrmask_hf.generate, glrmask_processor=proc, num_beams=3,
