@@ -16,6 +16,8 @@ processor would run: after the processors listed before it (or before the first 
 before the rest. So both paths give the same tokens for the same seed.
 
 Not supported (clear errors): beam search, assisted decoding, encoder-decoder models, synced GPUs.
+transformers 5.20 passes a callable ``custom_generate`` only the keyword arguments its signature adds
+to ``_sample``'s, so ``streamer`` never arrives here: stream with the plain path.
 What this does not hide: the host sync ``_sample`` itself does every step to decide whether to stop
 (``unfinished.max() == 0``); the worker is already running by then.
 """
