@@ -496,3 +496,14 @@ def test_tool_choice_auto_json_array_and_none(tok):
         glrmask_hf.tool_calls(tok, tools, {"type": "function", "function": {"name": "g"}})
     with pytest.raises(ValueError, match="unique"):
         glrmask_hf.tool_calls(tok, tools + tools)
+
+
+def test_model_narrower_than_tokenizer(tok):
+    """A model whose logits are narrower than the tokenizer: with model= the vocabulary is cut to it."""
+    narrow = tiny_llama(len(tok) - 100, eos_token_id=tok.eos_token_id, pad_token_id=tok.pad_token_id)
+    c = glrmask_hf.json_schema(tok, SCHEMAS[1], model=narrow)
+    assert c.vocab_size == len(tok) - 100
+    assert glrmask_hf.vocab_for(tok, len(tok) - 100) is glrmask_hf.vocab_for(tok, len(tok) - 100)
+    proc = glrmask_hf.GlrmaskLogitsProcessor(c, tok, model=narrow)
+    scores = proc(torch.zeros(1, 3, dtype=torch.long), torch.zeros(1, len(tok) - 100))
+    assert torch.isfinite(scores).sum() > 0
