@@ -126,3 +126,16 @@ def test_large_string_enum_converts():
         timeout=120,
     )
     assert "converted" in out
+
+
+def test_messages_report_values_as_given():
+    import glrmask
+
+    vocab = glrmask.Vocab.from_dict({b"a": 0})
+    with pytest.raises(glrmask.VocabError, match="end token -1 is not a token id"):
+        glrmask.Grammar.literal("a").compile(vocab, end_tokens=[-1])
+    with pytest.raises(TypeError, match="got str"):
+        glrmask.Grammar.literal("a").compile(vocab, end_tokens=["x"])
+    with pytest.raises(glrmask.LimitError, match="reached 9223372036854775808") as e:
+        glrmask.Grammar.from_json_schema({"type": "string", "maxLength": 2**63})
+    assert e.value.path == "/maxLength"

@@ -521,8 +521,21 @@ fn extract_end_tokens(obj: &Bound<'_, PyAny>) -> PyResult<Vec<(u32, Option<u64>)
     for item in items {
         let item = item?;
         if !one(&item, &mut out)? {
-            let id: u32 = item.extract().map_err(|_| type_error(&item))?;
-            out.push((id, None));
+            if item.is_instance_of::<pyo3::types::PyInt>() {
+                let id: u32 = item.extract().map_err(|_| {
+                    to_py_err(
+                        item.py(),
+                        core::Error::new(
+                            core::ErrorKind::Vocab,
+                            "unknown_end_token",
+                            format!("end token {item} is not a token id (ids are 0 .. 2**32-1)"),
+                        ),
+                    )
+                })?;
+                out.push((id, None));
+            } else {
+                return Err(type_error(&item));
+            }
         }
     }
     Ok(out)

@@ -491,9 +491,11 @@ impl Ctx<'_> {
             if value.is_some_and(|v| v > limit) {
                 let kpath = child_path(path, key);
                 if !self.opts.lenient {
+                    // The count as the schema gives it, not as clamped to u32 above.
+                    let given = map.get(key).and_then(Value::as_u64).unwrap_or(u64::MAX);
                     return Err(crate::error::Error::limit(
                         "max_exact_length",
-                        value.unwrap_or(0) as usize,
+                        usize::try_from(given).unwrap_or(usize::MAX),
                         limit as usize,
                     )
                     .at_path(kpath));
