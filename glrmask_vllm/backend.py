@@ -102,6 +102,9 @@ def estimate_bytes(constraint: glrmask.Constraint, spec: str) -> int:
     return total
 
 
+_SWAP_LOCK = threading.Lock()
+
+
 def _log_upgrade_failure(fut: Future) -> None:
     if not fut.cancelled() and fut.exception() is not None:
         # The request keeps the Dynamic engine: same masks, slower. Usually a Static limit (named in the error).
@@ -121,6 +124,12 @@ class _Entry:
     def best(self) -> glrmask.Constraint:
         upgrade = self.upgrade
         if upgrade is not None and upgrade.done():
+            with _SWAP_LOCK:  # vLLM's fill pool may reach one entry from two requests at once
+                return self._swap(upgrade)
+        return self.constraint
+
+    def _swap(self, upgrade: Future) -> glrmask.Constraint:
+        if self.upgrade is upgrade:
             self.upgrade = None
             if not upgrade.cancelled() and upgrade.exception() is None:
                 static = upgrade.result()
