@@ -9,6 +9,7 @@ from pathlib import Path
 
 os.environ.setdefault("VLLM_TARGET_DEVICE", "cpu")
 
+import numpy as np
 import pytest
 
 pytest.importorskip("vllm")
@@ -292,3 +293,36 @@ def test_tag_content_never_contains_end_string():
     assert T_accepts(c, head + '{"q": "a</tool_cal"}}\n</tool_call>')
     assert not T_accepts(c, head + '{"q": "a</tool_call>"}}\n</tool_call>')
     assert T_accepts(c, head + '{"q": "x"}}\n</tool_call>')
+
+
+def test_token_formats_match_model_tokens():
+    """`token` and `token_triggered_tags` name special tokens (Llama-3's `<|python_tag|>`): matched by id only."""
+    from glrmask_vllm.structural_tag import structural_tag_grammar
+
+    tok = T.load_tokenizer(T.make_tokenizer_dir("llama3", CACHE / "llama3"))
+    vocab = glrmask.Vocab.from_hf(tok, vocab_size=len(tok))
+    tag_id = tok.convert_tokens_to_ids("<|python_tag|>")
+    eos = tok.eos_token_id
+    content = {"type": "json_schema", "json_schema": {"type": "object", "properties": {"a": {"type": "integer"}}}}
+    fmt = {
+        "type": "token_triggered_tags",
+        "trigger_tokens": ["<|python_tag|>"],
+        "tags": [{"type": "tag", "begin": {"type": "token", "token": tag_id}, "content": content, "end": ";"}],
+        "at_least_one": True,
+    }
+    c = structural_tag_grammar({"type": "structural_tag", "format": fmt}, vocab).compile(vocab, end_tokens=[eos])
+    state = c.start()
+    assert set(np.flatnonzero(state.mask()).tolist()) == {tag_id}  # at_least_one: the call comes first
+    state.commit_token(tag_id)
+    state.commit_bytes(b'{"a": 1};')
+    assert state.is_accepting()
+    state.commit_bytes(b" some text ")
+    assert state.mask()[tag_id] and state.mask()[eos]
+    assert vocab.token_kind(tag_id) == "exact"  # its text is not the token: free text cannot start a call
+
+    named = {"type": "tag", "begin": {"type": "token", "token": "<|python_tag|>"}, "content": content, "end": ""}
+    c = structural_tag_grammar({"type": "structural_tag", "format": named}, vocab).compile(vocab, end_tokens=[eos])
+    state = c.start()
+    state.commit_token(tag_id)
+    state.commit_bytes(b'{"a": 2}')
+    assert state.is_accepting()
