@@ -139,3 +139,19 @@ def test_messages_report_values_as_given():
     with pytest.raises(glrmask.LimitError, match="reached 9223372036854775808") as e:
         glrmask.Grammar.from_json_schema({"type": "string", "maxLength": 2**63})
     assert e.value.path == "/maxLength"
+
+
+def test_static_compile_time_is_bounded():
+    """static_compile_ms bounds the Static build's time (work units alone did not: `[^a]{3000}` ran for minutes)."""
+    import glrmask
+
+    vocab = glrmask.Vocab.from_hf(_deepseek())
+    grammar = glrmask.Grammar.from_regex("[^a]{400}")
+    with pytest.raises(glrmask.LimitError, match="static_compile_ms"):
+        grammar.compile(vocab, optimization=glrmask.Optimization.FAST_RUNTIME, limits={"static_compile_ms": 1})
+    auto = grammar.compile(vocab, limits={"static_compile_ms": 1})
+    assert auto.engine == "dynamic" and "static_compile_ms" in auto.fallback
+    background = grammar.compile(vocab, background=True, limits={"static_compile_ms": 1})
+    assert background.wait_static()  # no timeout
+    assert background.engine == "dynamic" and "static_compile_ms" in background.fallback
+    assert glrmask.default_limits()["static_compile_ms"] == 60_000

@@ -182,6 +182,7 @@ impl Constraint {
         let mut static_limits = limits.clone();
         if self.optimization == Optimization::Balanced {
             static_limits.fuel /= 10;
+            static_limits.max_millis = (static_limits.max_millis / 10).max(1);
         }
         match StaticTables::build(&self.grammar, &self.vocab, &static_limits) {
             Ok(t) => {
@@ -222,9 +223,10 @@ impl Constraint {
 
     /// Wait up to `timeout` for a pending background build; true if none is pending then.
     pub fn wait_static(&self, timeout: Duration) -> bool {
-        let deadline = Instant::now() + timeout;
+        // None: a timeout past what an Instant can hold is no timeout.
+        let deadline = Instant::now().checked_add(timeout);
         while self.static_pending() {
-            if Instant::now() >= deadline {
+            if deadline.is_some_and(|d| Instant::now() >= d) {
                 return false;
             }
             std::thread::sleep(Duration::from_millis(1));

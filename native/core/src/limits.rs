@@ -35,6 +35,7 @@ pub const NAMES: &[&str] = &[
     "max_dwa_states",
     "max_weight_bytes",
     "static_compile_fuel",
+    "static_compile_ms",
     "max_heads",
 ];
 
@@ -64,6 +65,7 @@ impl Limits {
             "max_dwa_states" => Slot::Count(&mut s.dwa.max_dwa_states),
             "max_weight_bytes" => Slot::Count(&mut s.dwa.max_weight_bytes),
             "static_compile_fuel" => Slot::Work(&mut s.fuel),
+            "static_compile_ms" => Slot::Work(&mut s.max_millis),
             "max_heads" => Slot::Count(&mut self.runtime.max_heads),
             _ => return None,
         })

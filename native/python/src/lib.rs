@@ -994,7 +994,7 @@ impl Constraint {
             }
         };
         let inner = self.inner.clone();
-        Ok(py.detach(move || inner.wait_static(timeout)))
+        guard_light(py, move || Ok(inner.wait_static(timeout)))
     }
 
     /// Sizes of the compiled tables (grammar, lexer, LR, liveness, and the

@@ -397,6 +397,8 @@ struct WalkBudget {
     max_classes: usize,
     /// Per worker: the bytes its lazy DFA may hold.
     max_walk_bytes: usize,
+    /// `static_compile_ms`: when to stop, and the error that says so.
+    deadline: Option<(std::time::Instant, Error)>,
 }
 
 /// What the key walks read: grammar, vocabulary, keys, and the interior
@@ -567,6 +569,11 @@ fn walk_keys(input: &WalkInput, worker: usize, workers: usize, budget: &WalkBudg
             let workers_total = budget.max_walk_bytes.saturating_mul(workers);
             return Err(Error::limit("max_token_walk_bytes", dfa.held_bytes() * workers, workers_total));
         }
+        if let Some((deadline, error)) = &budget.deadline {
+            if std::time::Instant::now() > *deadline {
+                return Err(error.clone());
+            }
+        }
         let spent = budget.fuel.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |f| Some(f.saturating_sub(visited)));
         if spent.unwrap_or(0) <= visited {
             return Err(budget.fuel_spent.clone());
@@ -632,6 +639,7 @@ impl TokenClasses {
             classes: std::sync::atomic::AtomicUsize::new(0),
             max_classes,
             max_walk_bytes: max_walk_bytes / threads,
+            deadline: fuel.deadline(),
         };
         let input = WalkInput {
             g,

@@ -9,7 +9,7 @@ pub mod interior;
 pub mod runtime;
 pub mod weights;
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use crate::compile::CompiledGrammar;
 use crate::error::Result;
@@ -28,6 +28,10 @@ pub struct StaticLimits {
     pub dwa: DwaLimits,
     /// Work units (trie nodes visited, NFA states expanded). Speed: ~20M/s.
     pub fuel: u64,
+    /// Wall-clock bound of one Static build in milliseconds
+    /// (`static_compile_ms`): work units bound work, and some grammars
+    /// (`[^a]{3000}`) do little work per unit; this bounds time.
+    pub max_millis: u64,
     /// Threads for the token-class walks (default: `GLRMASK_NUM_THREADS`, else
     /// the cores this process may use).
     pub threads: usize,
@@ -51,11 +55,26 @@ fn default_threads() -> usize {
 pub struct Fuel {
     left: u64,
     budget: u64,
+    /// When the build must stop, and the `static_compile_ms` it comes from.
+    deadline: Option<(Instant, u64)>,
+    /// Spends since the clock was last read (reading it costs ~20 ns).
+    since_clock: u32,
 }
 
 impl Fuel {
     pub fn new(budget: u64) -> Fuel {
-        Fuel { left: budget, budget }
+        Fuel { left: budget, budget, deadline: None, since_clock: 0 }
+    }
+
+    /// Also stop `max_millis` from now.
+    pub fn with_deadline(mut self, max_millis: u64) -> Fuel {
+        self.deadline = Instant::now().checked_add(Duration::from_millis(max_millis)).map(|d| (d, max_millis));
+        self
+    }
+
+    /// The deadline and its error, for work counted elsewhere (the parallel walks).
+    pub fn deadline(&self) -> Option<(Instant, crate::error::Error)> {
+        self.deadline.map(|(d, ms)| (d, time_spent(ms)))
     }
 
     pub fn left(&self) -> u64 {
@@ -70,7 +89,20 @@ impl Fuel {
             return Err(self.spent_error());
         }
         self.left -= n;
+        self.since_clock += 1;
+        if self.since_clock >= 4096 {
+            self.since_clock = 0;
+            self.check_deadline()?;
+        }
         Ok(())
+    }
+
+    /// An error once the deadline has passed.
+    pub fn check_deadline(&self) -> Result<()> {
+        match self.deadline {
+            Some((d, ms)) if Instant::now() > d => Err(time_spent(ms)),
+            _ => Ok(()),
+        }
     }
 
     /// What is left after work counted elsewhere (the parallel walks).
@@ -83,6 +115,17 @@ impl Fuel {
     }
 }
 
+fn time_spent(max_millis: u64) -> crate::error::Error {
+    crate::error::Error::new(
+        crate::error::ErrorKind::Limit,
+        "limit_exceeded",
+        format!(
+            "limit `static_compile_ms` exceeded: the Static build ran past {max_millis} ms; {}",
+            crate::limits::advice("static_compile_ms")
+        ),
+    )
+}
+
 impl Default for StaticLimits {
     fn default() -> Self {
         StaticLimits {
@@ -90,6 +133,7 @@ impl Default for StaticLimits {
             max_token_walk_bytes: 1 << 30,
             dwa: DwaLimits::default(),
             fuel: 2_000_000_000,
+            max_millis: 60_000,
             threads: default_threads(),
             lexeme_cache: true,
         }
@@ -118,7 +162,7 @@ pub struct StaticTables {
 
 impl StaticTables {
     pub fn build(g: &CompiledGrammar, vocab: &Vocab, limits: &StaticLimits) -> Result<StaticTables> {
-        let mut fuel = Fuel::new(limits.fuel);
+        let mut fuel = Fuel::new(limits.fuel).with_deadline(limits.max_millis);
         let t = Instant::now();
         let classes = TokenClasses::build(
             g,
@@ -131,6 +175,7 @@ impl StaticTables {
         )?;
         let classes_us = t.elapsed().as_micros() as u64;
         let t = Instant::now();
+        fuel.check_deadline()?;
         let dwa = dwa::build(g, &classes, &limits.dwa, &mut fuel)?;
         let stats = StaticStats {
             token_classes: classes.num_classes(),
