@@ -171,6 +171,17 @@ def test_request_options_travel_to_the_engine(tok):
     assert texts['{"disable_any_whitespace": true}'] == [True, False, False]
     assert texts['{"whitespace_pattern": "[ ]?"}'] == [True, True, False]
 
+    extra = '{"a":1,"b":2}'
+    for opts, ok in (({}, True), ({"disable_additional_properties": True}, False)):
+        sp = validate(tok, json=schema, **opts)
+        rt, spec = get_structured_output_key(sp.structured_outputs)
+        c = request_grammar(rt, spec, JsonOptions(), vocab).compile(vocab, end_tokens=[128])
+        assert T_accepts(c, extra) == ok, opts
+    # The engine-wide option (--structured-outputs-config.disable_additional_properties) does the same.
+    rt, spec = get_structured_output_key(validate(tok, json=schema).structured_outputs)
+    c = request_grammar(rt, spec, JsonOptions(additional_properties=False), vocab).compile(vocab, end_tokens=[128])
+    assert not T_accepts(c, extra)
+
 
 def T_accepts(constraint, text: str) -> bool:
     state = constraint.start()
