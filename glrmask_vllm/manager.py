@@ -20,9 +20,24 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from glrmask import fill_masks
+
 from .backend import GlrmaskGrammar, fill_rows
 
 logger = logging.getLogger("glrmask_vllm")
+
+
+def _words(manager: Any, config: Any, stride: int) -> Any:
+    """The manager's bitmask as a NumPy array (allocated as vLLM would, on first use; the view is kept)."""
+    tensor = manager._grammar_bitmask
+    if tensor is None:
+        tensor = manager.backend.allocate_token_bitmask(config.scheduler_config.max_num_seqs * stride)
+        manager._grammar_bitmask = tensor
+    cached = getattr(manager, "_glrmask_words", None)
+    if cached is None or cached[0] is not tensor:
+        cached = (tensor, tensor.numpy())
+        manager._glrmask_words = cached
+    return cached[1]
 
 
 def _no_reasoning(manager: Any) -> bool:
@@ -61,22 +76,24 @@ def batched_grammar_bitmask(
             return NotImplemented
         plans.append((req_id, grammar, tokens))
 
-    if manager._grammar_bitmask is None:
-        manager._grammar_bitmask = manager.backend.allocate_token_bitmask(config.scheduler_config.max_num_seqs * stride)
-    words = manager._grammar_bitmask.numpy()
+    words = _words(manager, config, stride)
     num_rows = len(request_ids) * stride
 
     if not any(tokens for _, _, tokens in plans):
         # No draft tokens this step: one row per request (the stride's other rows are left as they are, as
         # vLLM's loop leaves them), all in one fill.
-        fill_grammars, fill_at = [], []
+        states, fill_at = [], []
         for k, (_, grammar, _) in enumerate(plans):
             if grammar._terminated:
                 words[k * stride] = -1
             else:
-                fill_grammars.append(grammar)
+                entry = grammar.entry
+                if entry.upgrade is not None or entry.constraint is not grammar.constraint:
+                    grammar._upgrade()
+                states.append(grammar.state)
                 fill_at.append(k * stride)
-        fill_rows(fill_grammars, fill_at, words)
+        if states:
+            fill_masks(states, words, fill_at)
         return words[:num_rows]
 
     # Per request: accepted drafts to roll back, the row a rejected draft froze, and whether rows are still open
