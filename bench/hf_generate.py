@@ -41,10 +41,10 @@ import sys
 import time
 from pathlib import Path
 
-import glrmask
 import torch
 import transformers
 
+import glrmask
 import glrmask_hf
 from glrmask_hf.testing import BiasLogitsProcessor, short_json_bias, tiny_llama
 
@@ -85,13 +85,25 @@ def build_model(preset: str, tok, device: str):
             default = torch.get_default_dtype()
             torch.set_default_dtype(dtype)
             try:
-                model = tiny_llama(len(tok), eos_token_id=tok.eos_token_id, pad_token_id=tok.pad_token_id,
-                                   bos_token_id=tok.bos_token_id, dtype=dtype, **dims)
+                model = tiny_llama(
+                    len(tok),
+                    eos_token_id=tok.eos_token_id,
+                    pad_token_id=tok.pad_token_id,
+                    bos_token_id=tok.bos_token_id,
+                    dtype=dtype,
+                    **dims,
+                )
             finally:
                 torch.set_default_dtype(default)
         return model
-    return tiny_llama(len(tok), eos_token_id=tok.eos_token_id, pad_token_id=tok.pad_token_id,
-                      bos_token_id=tok.bos_token_id, dtype=dtype, **dims)
+    return tiny_llama(
+        len(tok),
+        eos_token_id=tok.eos_token_id,
+        pad_token_id=tok.pad_token_id,
+        bos_token_id=tok.bos_token_id,
+        dtype=dtype,
+        **dims,
+    )
 
 
 def sync(device: str) -> None:
@@ -101,8 +113,9 @@ def sync(device: str) -> None:
 
 def run_variant(name, model, tok, enc, biases, new_tokens, device, glrmask_rows, xgr_rows, sample):
     """One generate() call; returns (seconds, generated ids, glrmask processor or None)."""
-    kwargs = dict(max_new_tokens=new_tokens, do_sample=sample, pad_token_id=tok.pad_token_id,
-                  eos_token_id=tok.eos_token_id)
+    kwargs = dict(
+        max_new_tokens=new_tokens, do_sample=sample, pad_token_id=tok.pad_token_id, eos_token_id=tok.eos_token_id
+    )
     if sample:
         kwargs["top_k"] = 0  # sample from the whole (masked) distribution
     bias, no_end_bias = biases
@@ -119,8 +132,9 @@ def run_variant(name, model, tok, enc, biases, new_tokens, device, glrmask_rows,
         out = model.generate(**enc, logits_processor=[bias, proc], **kwargs)
     elif name == "glrmask-overlap":
         proc = glrmask_hf.GlrmaskLogitsProcessor(glrmask_rows, tok)
-        out = model.generate(**enc, logits_processor=[bias], custom_generate=glrmask_hf.generate,
-                             glrmask_processor=proc, **kwargs)
+        out = model.generate(
+            **enc, logits_processor=[bias], custom_generate=glrmask_hf.generate, glrmask_processor=proc, **kwargs
+        )
     elif name == "xgrammar-contrib":
         from xgrammar.contrib.hf import LogitsProcessor as XgrLogitsProcessor
 
@@ -128,7 +142,7 @@ def run_variant(name, model, tok, enc, biases, new_tokens, device, glrmask_rows,
     else:
         raise ValueError(name)
     sync(device)
-    return time.perf_counter() - t0, out[:, enc.input_ids.shape[1]:], proc
+    return time.perf_counter() - t0, out[:, enc.input_ids.shape[1] :], proc
 
 
 def pct(values, q):
@@ -180,11 +194,11 @@ def main() -> None:
         info = xgr.TokenizerInfo.from_huggingface(tok, vocab_size=width, stop_token_ids=[tok.eos_token_id])
         compiler = xgr.GrammarCompiler(info)
         t0 = time.perf_counter()
-        xgr_c = [compiler.compile_json_schema(json.dumps(s), any_whitespace=False, separators=(", ", ": "))
-                 for s in schemas]
+        xgr_c = [
+            compiler.compile_json_schema(json.dumps(s), any_whitespace=False, separators=(", ", ": ")) for s in schemas
+        ]
         xgr_compile_s = time.perf_counter() - t0
-    print(f"compiled {len(schemas)} schemas: glrmask {glrmask_compile_s:.1f} s, xgrammar {xgr_compile_s} s",
-          flush=True)
+    print(f"compiled {len(schemas)} schemas: glrmask {glrmask_compile_s:.1f} s, xgrammar {xgr_compile_s} s", flush=True)
 
     results = []
     for batch in batches:
@@ -198,8 +212,18 @@ def main() -> None:
         for rep in range(args.repeats + 1):
             gens = {}
             for name in variants:
-                secs, gen, proc = run_variant(name, model, tok, enc, (bias, no_end_bias), args.new_tokens,
-                                              args.device, rows_g, rows_x, args.sample)
+                secs, gen, proc = run_variant(
+                    name,
+                    model,
+                    tok,
+                    enc,
+                    (bias, no_end_bias),
+                    args.new_tokens,
+                    args.device,
+                    rows_g,
+                    rows_x,
+                    args.sample,
+                )
                 assert gen.shape[1] == args.new_tokens, f"{name}: {gen.shape[1]} steps, not {args.new_tokens}"
                 gens[name] = gen
                 if name == "glrmask-overlap" and "glrmask-plain" in gens:
@@ -216,15 +240,27 @@ def main() -> None:
             a = acc[name]
             fills, commits, mains = a["fills"], a["commits"], a["mains"]
             step_ms = statistics.median(a["times"]) / args.new_tokens * 1e3
-            row = {"batch": batch, "variant": name, "step_ms": step_ms, "runs_s": a["times"],
-                   "fill_us_p50": pct(fills, 0.5) if fills else None, "fill_us_max": max(fills) if fills else None,
-                   "commit_us_p50": pct(commits, 0.5) if commits else None,
-                   "main_us_p50": pct(mains, 0.5) if mains else None,
-                   "plain_equals_overlap": all(identical) if identical else None}
+            row = {
+                "batch": batch,
+                "variant": name,
+                "step_ms": step_ms,
+                "runs_s": a["times"],
+                "fill_us_p50": pct(fills, 0.5) if fills else None,
+                "fill_us_max": max(fills) if fills else None,
+                "commit_us_p50": pct(commits, 0.5) if commits else None,
+                "main_us_p50": pct(mains, 0.5) if mains else None,
+                "plain_equals_overlap": all(identical) if identical else None,
+            }
             results.append(row)
-            print(f"batch {batch:3d} {name:17s} {step_ms:8.3f} ms/step"
-                  + (f"  fill p50 {row['fill_us_p50']:.0f} µs, on the loop's thread p50 {row['main_us_p50']:.0f} µs"
-                     if fills else ""), flush=True)
+            print(
+                f"batch {batch:3d} {name:17s} {step_ms:8.3f} ms/step"
+                + (
+                    f"  fill p50 {row['fill_us_p50']:.0f} µs, on the loop's thread p50 {row['main_us_p50']:.0f} µs"
+                    if fills
+                    else ""
+                ),
+                flush=True,
+            )
 
     base = {r["batch"]: r["step_ms"] for r in results if r["variant"] == "unconstrained"}
     lines = [
@@ -238,7 +274,8 @@ def main() -> None:
         f"median of {args.repeats} interleaved runs after "
         "a warm-up round. Rows: Glaiveai2K function schemas as never-ending arrays (see the script's docstring). "
         f"Compile of {len(schemas)} schemas: glrmask {glrmask_compile_s:.1f} s"
-        + (f", xgrammar {xgr_compile_s:.1f} s" if xgr_compile_s is not None else "") + " (not in the step times).",
+        + (f", xgrammar {xgr_compile_s:.1f} s" if xgr_compile_s is not None else "")
+        + " (not in the step times).",
         "",
         "| batch | variant | ms/step | overhead vs unconstrained | glrmask on the loop's thread p50 (µs) "
         "| fill p50 / max (all rows, µs) | commit p50 (all rows, µs) |",
@@ -253,8 +290,12 @@ def main() -> None:
         lines.append(f"| {r['batch']} | {r['variant']} | {r['step_ms']:.3f} | {over} | {main} | {fill} | {commit} |")
     same = {r["batch"]: r["plain_equals_overlap"] for r in results if r["plain_equals_overlap"] is not None}
     if same:
-        lines += ["", "Plain and overlapped paths gave identical tokens in every round: "
-                  + ", ".join(f"batch {b}: {'yes' if v else 'NO'}" for b, v in same.items()) + "."]
+        lines += [
+            "",
+            "Plain and overlapped paths gave identical tokens in every round: "
+            + ", ".join(f"batch {b}: {'yes' if v else 'NO'}" for b, v in same.items())
+            + ".",
+        ]
     (args.out / "results.md").write_text("\n".join(lines) + "\n")
     (args.out / "results.json").write_text(json.dumps(results, indent=1) + "\n")
     try:
@@ -262,11 +303,17 @@ def main() -> None:
     except OSError:
         commit = None
     meta = {
-        "argv": sys.argv, "platform": platform.platform(), "python": sys.version, "cpus": os.cpu_count(),
-        "torch": torch.__version__, "transformers": transformers.__version__,
-        "glrmask": getattr(glrmask, "__version__", None), "git": commit,
+        "argv": sys.argv,
+        "platform": platform.platform(),
+        "python": sys.version,
+        "cpus": os.cpu_count(),
+        "torch": torch.__version__,
+        "transformers": transformers.__version__,
+        "glrmask": getattr(glrmask, "__version__", None),
+        "git": commit,
         "cuda": torch.cuda.get_device_name() if args.device == "cuda" else None,
-        "torch_threads": torch.get_num_threads(), "loadavg": os.getloadavg(),
+        "torch_threads": torch.get_num_threads(),
+        "loadavg": os.getloadavg(),
     }
     from importlib import metadata
 

@@ -19,10 +19,10 @@ import statistics
 import time
 from pathlib import Path
 
-import glrmask
 import torch
 import transformers
 
+import glrmask
 import glrmask_hf
 from glrmask_hf.testing import BiasLogitsProcessor, short_json_bias, tiny_llama
 
@@ -30,49 +30,58 @@ ROOT = Path(__file__).resolve().parent.parent
 TOKENIZER = ROOT.parent / "shared" / "data" / "tokenizers" / "deepseek_v3_tokenizer.json"
 
 TOOLS = [
-    {"type": "function", "function": {
-        "name": "get_weather",
-        "description": "Weather forecast for a city",
-        "parameters": {
-            "type": "object",
-            "properties": {
-                "city": {"type": "string", "minLength": 1, "maxLength": 40},
-                "unit": {"enum": ["celsius", "fahrenheit"]},
-                "days": {"type": "integer", "minimum": 1, "maximum": 14},
+    {
+        "type": "function",
+        "function": {
+            "name": "get_weather",
+            "description": "Weather forecast for a city",
+            "parameters": {
+                "type": "object",
+                "properties": {
+                    "city": {"type": "string", "minLength": 1, "maxLength": 40},
+                    "unit": {"enum": ["celsius", "fahrenheit"]},
+                    "days": {"type": "integer", "minimum": 1, "maximum": 14},
+                },
+                "required": ["city", "unit", "days"],
+                "additionalProperties": False,
             },
-            "required": ["city", "unit", "days"],
-            "additionalProperties": False,
         },
-    }},
-    {"type": "function", "function": {
-        "name": "search_flights",
-        "description": "Flights between two airports on a date",
-        "parameters": {
-            "type": "object",
-            "properties": {
-                "origin": {"type": "string", "pattern": "^[A-Z]{3}$"},
-                "destination": {"type": "string", "pattern": "^[A-Z]{3}$"},
-                "date": {"type": "string", "format": "date"},
-                "passengers": {"type": "integer", "minimum": 1, "maximum": 9},
+    },
+    {
+        "type": "function",
+        "function": {
+            "name": "search_flights",
+            "description": "Flights between two airports on a date",
+            "parameters": {
+                "type": "object",
+                "properties": {
+                    "origin": {"type": "string", "pattern": "^[A-Z]{3}$"},
+                    "destination": {"type": "string", "pattern": "^[A-Z]{3}$"},
+                    "date": {"type": "string", "format": "date"},
+                    "passengers": {"type": "integer", "minimum": 1, "maximum": 9},
+                },
+                "required": ["origin", "destination", "date"],
+                "additionalProperties": False,
             },
-            "required": ["origin", "destination", "date"],
-            "additionalProperties": False,
         },
-    }},
-    {"type": "function", "function": {
-        "name": "create_event",
-        "description": "A calendar event",
-        "parameters": {
-            "type": "object",
-            "properties": {
-                "title": {"type": "string", "maxLength": 60},
-                "attendees": {"type": "array", "items": {"type": "string"}, "maxItems": 3},
-                "all_day": {"type": "boolean"},
+    },
+    {
+        "type": "function",
+        "function": {
+            "name": "create_event",
+            "description": "A calendar event",
+            "parameters": {
+                "type": "object",
+                "properties": {
+                    "title": {"type": "string", "maxLength": 60},
+                    "attendees": {"type": "array", "items": {"type": "string"}, "maxItems": 3},
+                    "all_day": {"type": "boolean"},
+                },
+                "required": ["title", "attendees"],
+                "additionalProperties": False,
             },
-            "required": ["title", "attendees"],
-            "additionalProperties": False,
         },
-    }},
+    },
 ]
 
 REQUESTS = [
@@ -101,19 +110,35 @@ def load(args):
     )
     # A checkpoint's embedding is often wider than its tokenizer; so is this one (the ids past
     # the tokenizer are always masked).
-    model = tiny_llama(len(tok) + 64, eos_token_id=tok.eos_token_id, pad_token_id=tok.pad_token_id,
-                       bos_token_id=tok.bos_token_id, seed=args.seed).to(args.device)
+    model = tiny_llama(
+        len(tok) + 64,
+        eos_token_id=tok.eos_token_id,
+        pad_token_id=tok.pad_token_id,
+        bos_token_id=tok.bos_token_id,
+        seed=args.seed,
+    ).to(args.device)
     n = sum(p.numel() for p in model.parameters())
     c = model.config
-    return tok, model, True, (f"random Llama built here (hidden {c.hidden_size}, {c.num_hidden_layers} layers, "
-                              f"{n / 1e6:.1f}M parameters, logits {c.vocab_size:,} wide): its words are noise")
+    return (
+        tok,
+        model,
+        True,
+        (
+            f"random Llama built here (hidden {c.hidden_size}, {c.num_hidden_layers} layers, "
+            f"{n / 1e6:.1f}M parameters, logits {c.vocab_size:,} wide): its words are noise"
+        ),
+    )
 
 
 def prompts_for(tok, is_random):
     if is_random or not getattr(tok, "chat_template", None):
         return [f"{r}\n" for r in REQUESTS]
-    return [tok.apply_chat_template([{"role": "user", "content": r}], tools=TOOLS, add_generation_prompt=True,
-                                    tokenize=False) for r in REQUESTS]
+    return [
+        tok.apply_chat_template(
+            [{"role": "user", "content": r}], tools=TOOLS, add_generation_prompt=True, tokenize=False
+        )
+        for r in REQUESTS
+    ]
 
 
 class NoEnd(transformers.LogitsProcessor):
@@ -141,11 +166,12 @@ def generate(model, tok, enc, extra, mode, constraint, args, max_new):
     elif mode == "plain":
         out = model.generate(**enc, logits_processor=[*extra, proc], **kwargs)
     else:
-        out = model.generate(**enc, logits_processor=list(extra), custom_generate=glrmask_hf.generate,
-                             glrmask_processor=proc, **kwargs)
+        out = model.generate(
+            **enc, logits_processor=list(extra), custom_generate=glrmask_hf.generate, glrmask_processor=proc, **kwargs
+        )
     if args.device == "cuda":
         torch.cuda.synchronize()
-    return time.perf_counter() - t0, out[:, enc.input_ids.shape[1]:], proc
+    return time.perf_counter() - t0, out[:, enc.input_ids.shape[1] :], proc
 
 
 def main() -> None:
@@ -165,8 +191,10 @@ def main() -> None:
     except ImportError:
         jsonschema = None
 
-    print(f"glrmask {glrmask.__version__} · transformers {transformers.__version__} · torch {torch.__version__} "
-          f"({args.device}, {torch.get_num_threads()} thread{'s' * (torch.get_num_threads() > 1)})")
+    print(
+        f"glrmask {glrmask.__version__} · transformers {transformers.__version__} · torch {torch.__version__} "
+        f"({args.device}, {torch.get_num_threads()} thread{'s' * (torch.get_num_threads() > 1)})"
+    )
     t0 = time.perf_counter()
     tok, model, is_random, about = load(args)
     t1 = time.perf_counter()
@@ -175,12 +203,15 @@ def main() -> None:
     print(f"model       {about} (loaded in {t1 - t0:.1f} s)")
     print(f"vocabulary  {len(vocab):,} ids, read from the tokenizer in {(t2 - t1) * 1e3:.0f} ms (cached per tokenizer)")
 
-    constraint = glrmask_hf.tool_calls(tok, TOOLS, "required", parallel_tool_calls=True, format=args.format,
-                                       model=model)
+    constraint = glrmask_hf.tool_calls(
+        tok, TOOLS, "required", parallel_tool_calls=True, format=args.format, model=model
+    )
     t3 = time.perf_counter()
     names = ", ".join(t["function"]["name"] for t in TOOLS)
-    print(f"constraint  tools [{names}], tool_choice=\"required\", parallel, {args.format} format: compiled in "
-          f"{(t3 - t2) * 1e3:.0f} ms (engine: {constraint.engine}); end token {constraint.end_tokens}")
+    print(
+        f'constraint  tools [{names}], tool_choice="required", parallel, {args.format} format: compiled in '
+        f"{(t3 - t2) * 1e3:.0f} ms (engine: {constraint.engine}); end token {constraint.end_tokens}"
+    )
 
     extra = []
     if is_random:
@@ -195,8 +226,7 @@ def main() -> None:
     generate(model, tok, enc, extra, "unconstrained", constraint, args, 4)
 
     secs, gen, proc = generate(model, tok, enc, extra, "overlapped", constraint, args, max_new)
-    print(f"\n{batch} requests, one generate() call (sampling, seed {args.seed}, "
-          f"custom_generate=glrmask_hf.generate):")
+    print(f"\n{batch} requests, one generate() call (sampling, seed {args.seed}, custom_generate=glrmask_hf.generate):")
     schemas = {t["function"]["name"]: t["function"]["parameters"] for t in TOOLS}
     ends = set(constraint.end_tokens)
     n_valid = n_calls = n_ended = 0
@@ -246,12 +276,17 @@ def main() -> None:
                 fills_cpu += proc.fill_cpu_us[1:]
                 commits += proc.commit_us
     base = statistics.median(times["unconstrained"])
-    print(f"\ntiming: batch {batch}, up to {max_new} new tokens, median of {args.runs} runs (unconstrained: held to "
-          f"{max_new} steps).")
+    print(
+        f"\ntiming: batch {batch}, up to {max_new} new tokens, median of {args.runs} runs (unconstrained: held to "
+        f"{max_new} steps)."
+    )
     print("On a busy machine ms/step moves by ±10%; the loop-thread time is what glrmask adds to a step (plain: read")
     print("the new tokens, commit, fill, apply; overlapped: wait for the worker, apply).")
-    labels = {"unconstrained": "unconstrained", "plain": "glrmask, logits_processor=[...]",
-              "overlapped": "glrmask, custom_generate (overlapped)"}
+    labels = {
+        "unconstrained": "unconstrained",
+        "plain": "glrmask, logits_processor=[...]",
+        "overlapped": "glrmask, custom_generate (overlapped)",
+    }
     for mode, ts in times.items():
         step = statistics.median(ts)
         over = ""
@@ -263,18 +298,25 @@ def main() -> None:
     fills_cpu.sort()
     commits.sort()
     p50 = fills[len(fills) // 2]
-    print(f"mask work on the worker thread, all {batch} rows at once (glrmask.fill_masks into a packed int32 "
-          "bitmask, one GIL release), µs:")
+    print(
+        f"mask work on the worker thread, all {batch} rows at once (glrmask.fill_masks into a packed int32 "
+        "bitmask, one GIL release), µs:"
+    )
     first = statistics.median(firsts)
-    print(f"  first mask of a call (the prompt's, filled while the prefill runs): median {first:.0f}, "
-          f"CPU time {statistics.median(firsts_cpu):.0f}")
-    print(f"  later steps: p50 {p50:.0f} (≈{p50 / batch:.0f} a row), max {fills[-1]:.0f} over {len(fills)} fills; "
-          f"CPU time p50 {fills_cpu[len(fills_cpu) // 2]:.0f}, max {fills_cpu[-1]:.0f}; "
-          f"commits p50 {commits[len(commits) // 2]:.0f}")
+    print(
+        f"  first mask of a call (the prompt's, filled while the prefill runs): median {first:.0f}, "
+        f"CPU time {statistics.median(firsts_cpu):.0f}"
+    )
+    print(
+        f"  later steps: p50 {p50:.0f} (≈{p50 / batch:.0f} a row), max {fills[-1]:.0f} over {len(fills)} fills; "
+        f"CPU time p50 {fills_cpu[len(fills_cpu) // 2]:.0f}, max {fills_cpu[-1]:.0f}; "
+        f"commits p50 {commits[len(commits) // 2]:.0f}"
+    )
     print("  README's Static mask (p50 3 µs, max 42 µs) is one state in Rust. These add the Python call, the copy into")
     print("  the batch's buffer and every row; wall time above CPU time is waiting for the GIL or a core while the")
     print("  main thread runs the forward pass (Python's switch interval is 5 ms), off the critical path unless the")
     print("  logits are ready first.")
+
 
 if __name__ == "__main__":
     main()

@@ -338,8 +338,10 @@ def _call_grammar(fn: dict, schema_options: dict, forbid: Sequence[str]) -> glrm
         args = glrmask.Grammar.from_json_schema(fn["parameters"], **{**_TOOL_JSON, **schema_options})
     except glrmask.SchemaError as e:
         if hasattr(e, "add_note"):  # Python 3.11+
-            e.add_note(f"in the parameters of tool {fn['name']!r} (schema_options={{'lenient': True}} "
-                       "over-approximates what a grammar cannot enforce)")
+            e.add_note(
+                f"in the parameters of tool {fn['name']!r} (schema_options={{'lenient': True}} "
+                "over-approximates what a grammar cannot enforce)"
+            )
         raise
     if forbid:
         args = args.forbid(list(forbid))
@@ -363,8 +365,13 @@ def _tool_grammar(
             return G.any_text(exclude=[HERMES_BEGIN])
         # The end tag never occurs inside a call, so a parser splitting on it reads every output.
         blocks = [
-            G.sequence([G.literal(HERMES_BEGIN + "\n"), _call_grammar(f, schema_options, [HERMES_END]),
-                        G.literal("\n" + HERMES_END)])
+            G.sequence(
+                [
+                    G.literal(HERMES_BEGIN + "\n"),
+                    _call_grammar(f, schema_options, [HERMES_END]),
+                    G.literal("\n" + HERMES_END),
+                ]
+            )
             for f in chosen
         ]
         block = _one_of(blocks)

@@ -217,7 +217,5 @@ def generate(
         streamer.end()
     if gc.return_dict_in_generate:
         cache = model_kwargs.get("past_key_values")
-        return GenerateDecoderOnlyOutput(
-            sequences=input_ids, scores=scores, logits=raw_logits, past_key_values=cache
-        )
+        return GenerateDecoderOnlyOutput(sequences=input_ids, scores=scores, logits=raw_logits, past_key_values=cache)
     return input_ids

@@ -29,10 +29,11 @@ from __future__ import annotations
 import time
 from typing import Any, Iterable, Optional, Sequence, Union
 
-import glrmask
 import numpy as np
 import torch
 from transformers import LogitsProcessor
+
+import glrmask
 
 from .constraints import compile_grammar
 
@@ -124,9 +125,7 @@ class GlrmaskLogitsProcessor(LogitsProcessor):
                 if tokenizer_or_vocab is None:
                     raise ValueError("a glrmask.Grammar needs tokenizer_or_vocab to be compiled; or pass a Constraint")
                 if id(c) not in compiled:  # one compile per distinct grammar object
-                    compiled[id(c)] = compile_grammar(
-                        c, tokenizer_or_vocab, model=model, end_tokens=end_tokens
-                    )
+                    compiled[id(c)] = compile_grammar(c, tokenizer_or_vocab, model=model, end_tokens=end_tokens)
                 c = compiled[id(c)]
             elif not isinstance(c, glrmask.Constraint):
                 raise TypeError(f"constraints[{i}] is a {type(c).__name__}, not a glrmask.Constraint or Grammar")
@@ -170,9 +169,7 @@ class GlrmaskLogitsProcessor(LogitsProcessor):
     def _begin(self, batch: int, prompt_len: int, width: int, device: torch.device) -> None:
         k = len(self.constraints)
         if batch % k:
-            raise ValueError(
-                f"{k} constraints for a batch of {batch} rows: pass one per prompt or one per row"
-            )
+            raise ValueError(f"{k} constraints for a batch of {batch} rows: pass one per prompt or one per row")
         n = batch // k  # num_return_sequences: generate() repeats each prompt n times in a row
         self.row_constraints = [c for c in self.constraints for _ in range(n)]
         vocab_width = max(c.vocab_size for c in self.row_constraints)

@@ -10,13 +10,14 @@ from __future__ import annotations
 import random
 import threading
 
-import glrmask
 import numpy as np
 import pytest
 from conftest import accepts, assert_oracle
-from glrmask import Grammar, Optimization
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
+import glrmask
+from glrmask import Grammar, Optimization
 
 PIECES = ["<", "<t>", "</t>", "</", "t>", "t", ">", "/", "{", "}", '"', "a", '": "', '{"a": "', '"}', "x", " ", "ab"]
 END = len(PIECES)

@@ -21,7 +21,6 @@ transformers = pytest.importorskip("transformers")
 jsonschema = pytest.importorskip("jsonschema")
 
 import glrmask  # noqa: E402
-
 import glrmask_hf  # noqa: E402
 from glrmask_hf.testing import BiasLogitsProcessor, short_json_bias, tiny_llama  # noqa: E402
 
@@ -81,8 +80,9 @@ def tok():
 @pytest.fixture(scope="module")
 def model(tok):
     # Wider than the tokenizer (as many checkpoints pad their embedding): ids past it must stay masked.
-    return tiny_llama(len(tok) + 64, eos_token_id=tok.eos_token_id, pad_token_id=tok.pad_token_id,
-                      bos_token_id=tok.bos_token_id)
+    return tiny_llama(
+        len(tok) + 64, eos_token_id=tok.eos_token_id, pad_token_id=tok.pad_token_id, bos_token_id=tok.bos_token_id
+    )
 
 
 @pytest.fixture(scope="module")
@@ -101,11 +101,12 @@ def _run(model, tok, bias, proc, *, overlapped, prompts=PROMPTS, seed=0, **gen):
     torch.manual_seed(seed)
     kwargs = dict(pad_token_id=tok.pad_token_id, eos_token_id=tok.eos_token_id, **gen)
     if overlapped:
-        out = model.generate(**enc, logits_processor=[bias], custom_generate=glrmask_hf.generate,
-                             glrmask_processor=proc, **kwargs)
+        out = model.generate(
+            **enc, logits_processor=[bias], custom_generate=glrmask_hf.generate, glrmask_processor=proc, **kwargs
+        )
     else:
         out = model.generate(**enc, logits_processor=[bias, proc], **kwargs)
-    return out[:, enc.input_ids.shape[1]:]
+    return out[:, enc.input_ids.shape[1] :]
 
 
 def _split(row, eos, pad):
@@ -139,8 +140,7 @@ def test_four_schemas(tok, model, bias, constraints, sample):
     (transformers refuses num_return_sequences > 1 with greedy search.)"""
     n = 2 if sample else 1
     proc = glrmask_hf.GlrmaskLogitsProcessor(constraints, tok, model=model)
-    gen = _run(model, tok, bias, proc, overlapped=False, max_new_tokens=40, do_sample=sample,
-               num_return_sequences=n)
+    gen = _run(model, tok, bias, proc, overlapped=False, max_new_tokens=40, do_sample=sample, num_return_sequences=n)
     assert gen.shape[0] == 4 * n
     per_row = [c for c in constraints for _ in range(n)]  # generate() repeats each prompt in place
     assert [id(c) for c in proc.row_constraints] == [id(c) for c in per_row]
@@ -154,8 +154,20 @@ def test_overlapped_equals_plain(tok, model, bias, constraints, sample):
     outs = []
     for overlapped in (False, True):
         proc = glrmask_hf.GlrmaskLogitsProcessor(constraints, tok, model=model)
-        outs.append(_run(model, tok, bias, proc, overlapped=overlapped, max_new_tokens=40, do_sample=sample,
-                         num_return_sequences=2 if sample else 1, seed=7, top_k=50 if sample else None))
+        outs.append(
+            _run(
+                model,
+                tok,
+                bias,
+                proc,
+                overlapped=overlapped,
+                max_new_tokens=40,
+                do_sample=sample,
+                num_return_sequences=2 if sample else 1,
+                seed=7,
+                top_k=50 if sample else None,
+            )
+        )
     assert torch.equal(outs[0], outs[1])
 
 
@@ -163,8 +175,9 @@ def test_overlapped_equals_plain(tok, model, bias, constraints, sample):
 @pytest.mark.parametrize("sample", [False, True], ids=["greedy", "sample"])
 def test_cuda_overlapped_equals_plain_and_valid(tok, model, constraints, sample):
     """On the device machine: pinned buffers, non_blocking copies, events and the on-device unpack."""
-    cuda_model = tiny_llama(len(tok) + 64, eos_token_id=tok.eos_token_id, pad_token_id=tok.pad_token_id,
-                            bos_token_id=tok.bos_token_id).to("cuda")
+    cuda_model = tiny_llama(
+        len(tok) + 64, eos_token_id=tok.eos_token_id, pad_token_id=tok.pad_token_id, bos_token_id=tok.bos_token_id
+    ).to("cuda")
     vocab = glrmask_hf.vocab_for(tok)
     bias = BiasLogitsProcessor(short_json_bias(vocab, cuda_model.config.vocab_size, [tok.eos_token_id]))
     enc = tok(PROMPTS, return_tensors="pt", padding=True).to("cuda")
@@ -176,12 +189,13 @@ def test_cuda_overlapped_equals_plain_and_valid(tok, model, constraints, sample)
         torch.manual_seed(11)
         kwargs = dict(max_new_tokens=40, do_sample=sample, num_return_sequences=n, pad_token_id=tok.pad_token_id)
         if overlapped:
-            out = cuda_model.generate(**enc, logits_processor=[bias], custom_generate=glrmask_hf.generate,
-                                      glrmask_processor=proc, **kwargs)
+            out = cuda_model.generate(
+                **enc, logits_processor=[bias], custom_generate=glrmask_hf.generate, glrmask_processor=proc, **kwargs
+            )
         else:
             out = cuda_model.generate(**enc, logits_processor=[bias, proc], **kwargs)
         assert proc.words.is_pinned()
-        outs.append(out[:, enc.input_ids.shape[1]:].cpu())
+        outs.append(out[:, enc.input_ids.shape[1] :].cpu())
     assert torch.equal(outs[0], outs[1])
     per_row = [c for c in constraints for _ in range(n)]
     _check_rows(tok, per_row, [s for s in SCHEMAS for _ in range(n)], outs[1], 40)
@@ -194,8 +208,15 @@ def test_overlapped_with_processor_in_list(tok, model, bias, constraints):
     for custom in (None, glrmask_hf.generate):
         proc = glrmask_hf.GlrmaskLogitsProcessor(constraints, tok, model=model)
         torch.manual_seed(3)
-        out = model.generate(**enc, logits_processor=[bias, proc], custom_generate=custom, max_new_tokens=24,
-                             do_sample=True, temperature=0.7, pad_token_id=tok.pad_token_id)
+        out = model.generate(
+            **enc,
+            logits_processor=[bias, proc],
+            custom_generate=custom,
+            max_new_tokens=24,
+            do_sample=True,
+            temperature=0.7,
+            pad_token_id=tok.pad_token_id,
+        )
         outs.append(out)
     assert torch.equal(outs[0], outs[1])
 
@@ -203,11 +224,18 @@ def test_overlapped_with_processor_in_list(tok, model, bias, constraints):
 def test_return_dict_scores(tok, model, bias, constraints):
     proc = glrmask_hf.GlrmaskLogitsProcessor(constraints[0], tok, model=model)
     enc = tok(["a"], return_tensors="pt")
-    out = model.generate(**enc, logits_processor=[bias], custom_generate=glrmask_hf.generate, glrmask_processor=proc,
-                         max_new_tokens=12, return_dict_in_generate=True, output_scores=True,
-                         pad_token_id=tok.pad_token_id)
+    out = model.generate(
+        **enc,
+        logits_processor=[bias],
+        custom_generate=glrmask_hf.generate,
+        glrmask_processor=proc,
+        max_new_tokens=12,
+        return_dict_in_generate=True,
+        output_scores=True,
+        pad_token_id=tok.pad_token_id,
+    )
     assert len(out.scores) == out.sequences.shape[1] - enc.input_ids.shape[1]
-    assert torch.isinf(out.scores[0][0, len(tok):]).all()  # ids past the tokenizer are masked
+    assert torch.isinf(out.scores[0][0, len(tok) :]).all()  # ids past the tokenizer are masked
 
 
 class _StopRowZeroAt(transformers.StoppingCriteria):
@@ -229,10 +257,16 @@ def test_rows_finished_by_a_stopping_criterion(tok, model, bias, constraints, ov
     proc = glrmask_hf.GlrmaskLogitsProcessor(constraints[2], tok, model=model)
     extra = {"custom_generate": glrmask_hf.generate, "glrmask_processor": proc} if overlapped else {}
     procs = [bias] if overlapped else [bias, proc]
-    out = model.generate(**enc, logits_processor=procs, max_new_tokens=30, do_sample=False,
-                         stopping_criteria=[_StopRowZeroAt(enc.input_ids.shape[1], 2)],
-                         pad_token_id=tok.pad_token_id, **extra)
-    row0 = out[0, enc.input_ids.shape[1]:].tolist()
+    out = model.generate(
+        **enc,
+        logits_processor=procs,
+        max_new_tokens=30,
+        do_sample=False,
+        stopping_criteria=[_StopRowZeroAt(enc.input_ids.shape[1], 2)],
+        pad_token_id=tok.pad_token_id,
+        **extra,
+    )
+    row0 = out[0, enc.input_ids.shape[1] :].tolist()
     assert row0[2:] == [tok.pad_token_id] * (len(row0) - 2)
 
 
@@ -258,14 +292,26 @@ def test_beam_search_is_refused(tok, model, constraints):
     enc = tok(["a"], return_tensors="pt")
     proc = glrmask_hf.GlrmaskLogitsProcessor(constraints[2], tok, model=model)
     with pytest.raises(glrmask_hf.BeamSearchNotSupported):
-        model.generate(**enc, logits_processor=[proc], num_beams=3, max_new_tokens=8, do_sample=False,
-                       pad_token_id=tok.pad_token_id)
+        model.generate(
+            **enc,
+            logits_processor=[proc],
+            num_beams=3,
+            max_new_tokens=8,
+            do_sample=False,
+            pad_token_id=tok.pad_token_id,
+        )
     with pytest.raises(ValueError, match="needs a GlrmaskLogitsProcessor"):
         model.generate(**enc, custom_generate=glrmask_hf.generate, max_new_tokens=8, pad_token_id=tok.pad_token_id)
     proc = glrmask_hf.GlrmaskLogitsProcessor(constraints[2], tok, model=model)
     with pytest.raises(ValueError, match="beam"):
-        model.generate(**enc, custom_generate=glrmask_hf.generate, glrmask_processor=proc, num_beams=3,
-                       max_new_tokens=8, pad_token_id=tok.pad_token_id)
+        model.generate(
+            **enc,
+            custom_generate=glrmask_hf.generate,
+            glrmask_processor=proc,
+            num_beams=3,
+            max_new_tokens=8,
+            pad_token_id=tok.pad_token_id,
+        )
 
 
 def test_processor_is_single_use_until_reset(tok, model, bias, constraints):
@@ -308,8 +354,7 @@ def test_pydantic_and_other_constructors(tok, model, bias):
         (glrmask_hf.gbnf(tok, 'root ::= "<" [a-c]+ ">"', model=model), None),
     ]
     proc = glrmask_hf.GlrmaskLogitsProcessor([c for c, _ in cases], tok, model=model)
-    gen = _run(model, tok, bias, proc, overlapped=True, prompts=["p"] * len(cases), max_new_tokens=24,
-               do_sample=True)
+    gen = _run(model, tok, bias, proc, overlapped=True, prompts=["p"] * len(cases), max_new_tokens=24, do_sample=True)
     for (c, check), row in zip(cases, gen):
         ids, ended = _split(row, tok.eos_token_id, tok.pad_token_id)
         state = c.start()
@@ -393,12 +438,13 @@ def test_tool_calls_required_and_named(tok, model, bias, glaive_tools):
     each naming one tool."""
     assert len(glaive_tools) == 50
     by_name = {t["function"]["name"]: t["function"]["parameters"] for t in glaive_tools}
-    groups = [glaive_tools[i: i + 5] for i in range(0, 50, 5)]
+    groups = [glaive_tools[i : i + 5] for i in range(0, 50, 5)]
     required = [glrmask_hf.tool_calls(tok, g, "required", model=model) for g in groups]
     names = [[t["function"]["name"] for t in g] for g in groups]
     proc = glrmask_hf.GlrmaskLogitsProcessor(required, tok, model=model)
-    gen = _run(model, tok, bias, proc, overlapped=True, prompts=["call a tool"] * 10, max_new_tokens=128,
-               do_sample=True)
+    gen = _run(
+        model, tok, bias, proc, overlapped=True, prompts=["call a tool"] * 10, max_new_tokens=128, do_sample=True
+    )
     done = _check_calls(tok, gen, proc.row_constraints, names, by_name)
     assert done >= 7, f"only {done}/10 required rows finished"
 
@@ -409,8 +455,7 @@ def test_tool_calls_required_and_named(tok, model, bias, glaive_tools):
             named.append(glrmask_hf.tool_calls(tok, g, choice, model=model))
             allowed.append([t["function"]["name"]])
     proc = glrmask_hf.GlrmaskLogitsProcessor(named, tok, model=model)
-    gen = _run(model, tok, bias, proc, overlapped=True, prompts=["call it"] * 50, max_new_tokens=128,
-               do_sample=False)
+    gen = _run(model, tok, bias, proc, overlapped=True, prompts=["call it"] * 50, max_new_tokens=128, do_sample=False)
     done = _check_calls(tok, gen, proc.row_constraints, allowed, by_name)
     assert done >= 40, f"only {done}/50 named rows finished"
     for row in gen:
@@ -446,8 +491,15 @@ def test_tool_calls_json_array_and_auto(tok, model, bias, glaive_tools):
 
 
 def test_hermes_end_tag_cannot_appear_inside_arguments(tok):
-    tools = [{"type": "function", "function": {"name": "say", "parameters": {
-        "type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}}}]
+    tools = [
+        {
+            "type": "function",
+            "function": {
+                "name": "say",
+                "parameters": {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]},
+            },
+        }
+    ]
     c = glrmask_hf.tool_calls(tok, tools)
     state = c.start()
     state.commit_bytes(b'<tool_call>\n{"name": "say", "arguments": {"text": "a</tool_call')
@@ -456,8 +508,10 @@ def test_hermes_end_tag_cannot_appear_inside_arguments(tok):
 
 
 def test_parse_tool_calls():
-    text = 'Sure.<tool_call>\n{"name": "f", "arguments": {"a": 1}}\n</tool_call>\n<tool_call>\n' \
-           '{"name": "g", "arguments": {}}\n</tool_call>'
+    text = (
+        'Sure.<tool_call>\n{"name": "f", "arguments": {"a": 1}}\n</tool_call>\n<tool_call>\n'
+        '{"name": "g", "arguments": {}}\n</tool_call>'
+    )
     parsed = glrmask_hf.parse_tool_calls(text)
     assert parsed.content == "Sure."
     assert parsed.calls == [{"name": "f", "arguments": {"a": 1}}, {"name": "g", "arguments": {}}]
@@ -469,8 +523,15 @@ def test_parse_tool_calls():
 
 def test_tool_choice_auto_json_array_and_none(tok):
     """What the free-text modes accept, committed as bytes (no model needed)."""
-    tools = [{"type": "function", "function": {"name": "f", "parameters": {
-        "type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"]}}}]
+    tools = [
+        {
+            "type": "function",
+            "function": {
+                "name": "f",
+                "parameters": {"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"]},
+            },
+        }
+    ]
 
     def accepts(c, text):
         state = c.start()
