@@ -31,7 +31,6 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
-import glrmask
 import numpy as np
 import torch
 from vllm.v1.structured_output.backend_types import (
@@ -39,6 +38,8 @@ from vllm.v1.structured_output.backend_types import (
     StructuredOutputGrammar,
     StructuredOutputOptions,
 )
+
+import glrmask
 
 from .grammars import JsonOptions, request_grammar
 

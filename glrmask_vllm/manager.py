@@ -20,9 +20,10 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+import glrmask
 from glrmask import fill_masks
 
-from .backend import GlrmaskGrammar, fill_rows
+from .backend import GlrmaskGrammar
 
 logger = logging.getLogger("glrmask_vllm")
 
@@ -96,25 +97,33 @@ def batched_grammar_bitmask(
             fill_masks(states, words, fill_at)
         return words[:num_rows]
 
-    # Per request: accepted drafts to roll back, the row a rejected draft froze, and whether rows are still open
-    # (False after padding: no more grammar rows).
+    # Drafts are committed to each request's state directly (not through accept_tokens: its history and
+    # termination flag stay as they are) and rolled back at the end. Per request: drafts committed, whether an
+    # end token was among them, the row a rejected draft froze, and whether rows are still open (False after
+    # padding: no more grammar rows).
+    for _, grammar, _ in plans:
+        entry = grammar.entry
+        if entry.upgrade is not None or entry.constraint is not grammar.constraint:
+            grammar._upgrade()
     advanced = [0] * len(plans)
+    ended = [grammar._terminated for _, grammar, _ in plans]
     failed_row: list[int | None] = [None] * len(plans)
     open_rows = [True] * len(plans)
     longest = max(len(t) for _, _, t in plans)
 
     for pos in range(longest + 1):
-        fill_grammars, fill_at = [], []
+        states, fill_at = [], []
         for k, (_, grammar, tokens) in enumerate(plans):
             if pos > len(tokens) or failed_row[k] is not None:
                 continue  # done, or copied below after the fills of this position
             row = k * stride + pos
-            if open_rows[k] and not grammar.is_terminated():
-                fill_grammars.append(grammar)
+            if open_rows[k] and not ended[k]:
+                states.append(grammar.state)
                 fill_at.append(row)
             else:
                 words[row] = -1
-        fill_rows(fill_grammars, fill_at, words)
+        if states:
+            fill_masks(states, words, fill_at)
         for k, (req_id, grammar, tokens) in enumerate(plans):
             if pos > len(tokens):
                 continue
@@ -128,9 +137,13 @@ def batched_grammar_bitmask(
             if token == -1:
                 open_rows[k] = False
             elif open_rows[k]:
-                if not grammar.is_terminated() and grammar.accept_tokens(req_id, [token]):
+                try:
+                    if ended[k]:
+                        raise StopIteration
+                    grammar.state.commit_token(token)
                     advanced[k] += 1
-                else:
+                    ended[k] = grammar.state.is_ended()
+                except (StopIteration, glrmask.GlrmaskError, ValueError, OverflowError):
                     failed_row[k] = row
                     logger.error(
                         "Unexpected: grammar terminated or rejected draft token %s for request %s during bitmask fill.",
@@ -140,5 +153,5 @@ def batched_grammar_bitmask(
 
     for k, (_, grammar, _) in enumerate(plans):
         if advanced[k]:
-            grammar.rollback(advanced[k])
+            grammar.state.rollback(advanced[k])
     return words[:num_rows]

@@ -13,8 +13,9 @@ import threading
 from collections import OrderedDict
 from typing import Any
 
-import glrmask
 from vllm.exceptions import VLLMValidationError
+
+import glrmask
 
 from .grammars import JSON_OBJECT_SCHEMA, OPTIONS_KEY, JsonOptions, request_grammar
 
