@@ -42,9 +42,10 @@ pub struct CompiledGrammar {
 }
 
 impl CompiledGrammar {
-    pub fn compile(grammar: Grammar, limits: &CompileLimits) -> Result<CompiledGrammar> {
+    pub fn compile(mut grammar: Grammar, limits: &CompileLimits) -> Result<CompiledGrammar> {
         let mut timings = CompileTimings::default();
         let t = Instant::now();
+        crate::grammar::simplify::simplify_repeats(&mut grammar);
         let normal = normalize(&grammar, &limits.normal)?;
         check_ignored_unused(&grammar, &normal)?;
         check_slots_bound(&grammar)?;

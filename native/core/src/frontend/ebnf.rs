@@ -34,17 +34,18 @@ use regex_syntax::hir::{ClassUnicode, ClassUnicodeRange};
 use super::scan::{HexEscape, Scanner};
 use crate::error::Result;
 use crate::grammar::fuse::{fuse_regular, FuseLimits};
+use crate::grammar::simplify::simplified;
 use crate::grammar::{Expr, Grammar, GrammarBuilder, Pattern};
 use crate::source::{Source, Span};
 
 /// A GBNF grammar whose start rule is `root` (or `start`).
 pub fn parse_ebnf(text: &str) -> Result<Grammar> {
-    fuse_regular(parse(text, None)?, &FuseLimits::default())
+    fuse_regular(simplified(parse(text, None)?), &FuseLimits::default())
 }
 
 /// A GBNF grammar with the given start rule.
 pub fn parse_ebnf_with(text: &str, start: &str) -> Result<Grammar> {
-    fuse_regular(parse(text, Some(start))?, &FuseLimits::default())
+    fuse_regular(simplified(parse(text, Some(start))?), &FuseLimits::default())
 }
 
 /// The grammar as written, one terminal per literal, class and `.`, without

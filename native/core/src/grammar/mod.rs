@@ -11,6 +11,7 @@ pub mod compose;
 pub mod fuse;
 pub mod normal;
 pub mod pattern;
+pub mod simplify;
 
 use std::fmt;
 use std::sync::Arc;

@@ -1,0 +1,83 @@
+//! Nested counted repetitions (issue 23): the rewrites of
+//! `grammar::simplify` keep the language. The reference recognizer reads the
+//! grammar as written; the engine compiles the simplified one.
+
+mod common;
+
+use common::{vocab_of, Reference};
+use glrmask_core::grammar::{Expr, Grammar, Pattern, Rule, Terminal};
+use glrmask_core::ids::{RuleId, TerminalId};
+use glrmask_core::source::{Source, Span};
+use glrmask_core::{CompileLimits, CompiledGrammar, Constraint, Optimization};
+use proptest::prelude::*;
+
+fn grammar(body: Expr) -> Grammar {
+    let term = |s: &str| Terminal {
+        name: format!("{s:?}"),
+        pattern: Pattern::literal(s.as_bytes()),
+        ignored: false,
+        maximal: false,
+        priority: 0,
+        exact: None,
+        span: Span::default(),
+    };
+    Grammar {
+        source: Source::new("<test>", ""),
+        terminals: vec![term("a"), term("b")],
+        rules: vec![Rule { name: "root".into(), body, span: Span::default() }],
+        start: RuleId::from_usize(0),
+    }
+}
+
+fn atom() -> impl Strategy<Value = Expr> {
+    prop_oneof![
+        Just(Expr::Terminal(TerminalId::from_usize(0))),
+        Just(Expr::Seq(vec![Expr::Terminal(TerminalId::from_usize(0)), Expr::Terminal(TerminalId::from_usize(1))])),
+        Just(Expr::Alt(vec![Expr::Empty, Expr::Terminal(TerminalId::from_usize(1))])),
+    ]
+}
+
+fn nest() -> impl Strategy<Value = Expr> {
+    (atom(), prop::collection::vec((0u32..3, prop::option::of(0u32..4)), 1..4)).prop_map(|(mut e, counts)| {
+        for (min, max) in counts {
+            let max = max.map(|m| m.max(min));
+            e = Expr::Repeat { expr: Box::new(e), min, max };
+        }
+        e
+    })
+}
+
+fn strings(max_len: usize) -> Vec<Vec<u8>> {
+    let mut out = vec![Vec::new()];
+    let mut layer = vec![Vec::new()];
+    for _ in 0..max_len {
+        layer = layer.iter().flat_map(|s: &Vec<u8>| [b'a', b'b'].map(|c| [s.as_slice(), &[c]].concat())).collect();
+        out.extend(layer.iter().cloned());
+    }
+    out
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 200, ..ProptestConfig::default() })]
+    #[test]
+    fn simplified_nests_keep_the_language(body in nest()) {
+        let g = grammar(body);
+        let reference = Reference::new(&g);
+        let compiled = CompiledGrammar::compile(g.clone(), &CompileLimits::default()).unwrap();
+        let c = Constraint::new(compiled.into(), vocab_of(&[b"a".to_vec(), b"b".to_vec()]), &[], Optimization::FastBuild)
+            .unwrap();
+        for s in strings(9) {
+            let mut state = c.start();
+            let engine = state.commit_bytes(&s).is_ok() && state.is_accepting();
+            prop_assert_eq!(engine, reference.member(&s), "{:?} on {:?}", String::from_utf8_lossy(&s), g.rules[0].body);
+        }
+    }
+}
+
+#[test]
+fn llama_cpp_nest_compiles_at_once() {
+    let src = format!("root ::= {}[^x]*{}", "(".repeat(8), "){0,1000}".repeat(8));
+    let g = glrmask_core::frontend::parse_ebnf(&src).unwrap();
+    let compiled = CompiledGrammar::compile(g, &CompileLimits::default()).unwrap();
+    assert!(compiled.normal.productions.len() < 50, "{}", compiled.describe());
+}
