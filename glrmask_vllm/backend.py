@@ -13,8 +13,9 @@ The contract (vLLM 0.33 `v1/structured_output/backend_types.py`, research/servin
 
 Engine choice (README "vLLM"): a request waits in vLLM (WAITING_FOR_STRUCTURED_OUTPUT_GRAMMAR) until its first
 mask can be filled, so that wait must stay short. Measured on the bench's requests (bench/results/
-2026-12-01-vllm-bitmask.md, 128k vocabulary, 2 CPUs): the Dynamic engine is ready in 17 ms (JSON, p50) / 51 ms
-(hermes tool tags), the Static engine in 100 / 450 ms even with a small fuel budget, xgrammar in 3.6 / 10 ms.
+2026-12-01-vllm-bitmask.md, 128k vocabulary, 2 CPUs; p50): the Dynamic engine has a first mask after 16 ms
+(Glaiveai2K JSON schemas) / 65 ms (hermes tool tags), the Static engine after about 100 / 450 ms even with a
+small fuel budget, xgrammar after 2.9 / 14 ms.
 So by default (`GLRMASK_VLLM_ENGINE=dynamic-first`) a new grammar is served by the Dynamic engine at once while
 the Static engine compiles in a background thread; live requests move onto it (their tokens are replayed) as
 soon as it is ready, and the cache serves it to later requests. `balanced` waits for Static within a tenth of

@@ -21,7 +21,6 @@ pytest.importorskip("vllm")
 torch = pytest.importorskip("torch")
 
 import glrmask  # noqa: E402
-
 import glrmask_vllm  # noqa: E402,F401  (registers the backend)
 from glrmask_vllm import testing as T  # noqa: E402
 from glrmask_vllm.backend import GlrmaskBackend, GlrmaskGrammar  # noqa: E402

@@ -15,7 +15,6 @@ import pytest
 pytest.importorskip("vllm")
 
 import glrmask  # noqa: E402
-
 import glrmask_vllm  # noqa: E402,F401
 from glrmask_vllm import testing as T  # noqa: E402
 
