@@ -410,3 +410,20 @@ def test_dynamic_first_then_static(tok, vocab_size):
     assert torch.equal(bm[0], bm[1])  # same masks, other engine
     assert backend.cache.bytes > before  # the Static tables count in the cache bound
     assert backend.compile_grammar(SOO.JSON, spec, {tok.eos_token_id}).constraint.engine == "static"
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="core: Vocab.from_hf reads added tokens with special=False (Qwen's <tool_call>, id 151657) as exact-only, "
+    "so a hermes tag's '<tool_call>' can only be spelled in pieces, never as the token the model was trained on",
+)
+def test_added_non_special_token_is_text(tok, vocab_size):
+    """A non-special added token is ordinary text (as HF decodes it and xgrammar's full vocabulary reads it)."""
+    from vllm.v1.structured_output.backend_types import StructuredOutputOptions as SOO
+
+    backend = GlrmaskBackend(T.fake_vllm_config(vocab_size), tokenizer=tok, vocab_size=vocab_size)
+    tag_id = tok.convert_tokens_to_ids("<tool_call>")
+    g = backend.compile_grammar(SOO.REGEX, "<tool_call>.*", {tok.eos_token_id})
+    bm = backend.allocate_token_bitmask(1)
+    g.fill_bitmask(bm, 0)
+    assert tag_id in set(T.allowed_ids(bm[0].numpy(), vocab_size).tolist())
