@@ -336,3 +336,33 @@ def test_token_formats_match_model_tokens():
     state.commit_token(tag_id)
     state.commit_bytes(b'{"a": 2}')
     assert state.is_accepting()
+
+
+# Tool-call templates whose arguments are XML, not JSON (JSONSchemaFormat.style): not translated yet, a 400.
+XML_STYLE_MODELS = {"deepseek_v3_2", "deepseek_v4", "deepseek_v4_1", "glm_4_7", "mimo", "qwen_3_5", "qwen_3_coder"}
+
+
+def _structural_tag_models():
+    from vllm.tool_parsers.structural_tag_registry import SUPPORTED_STRUCTURAL_TAG_MODELS
+
+    return sorted(SUPPORTED_STRUCTURAL_TAG_MODELS)
+
+
+@pytest.mark.parametrize("model", _structural_tag_models())
+def test_every_tool_parser_tag_compiles_or_is_a_clear_error(model):
+    """The structural tag of every tool-call template vLLM knows (tool_choice="required", a strict tool)."""
+    from vllm.entrypoints.openai.chat_completion.protocol import ChatCompletionToolsParam
+    from vllm.tool_parsers.structural_tag_registry import get_model_structural_tag
+
+    from glrmask_vllm.structural_tag import StructuralTagError, structural_tag_grammar
+
+    params = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
+    tools = [ChatCompletionToolsParam(type="function", function={"name": "w", "parameters": params, "strict": True})]
+    spec = json.dumps(get_model_structural_tag(model, tools, "required", reasoning=False).model_dump())
+    vocab = glrmask.Vocab.from_dict({bytes([i]): i for i in range(256)} | {b"<eos>": 256})
+    if model in XML_STYLE_MODELS:
+        with pytest.raises(StructuralTagError, match="JSON style '.*_xml' is not supported"):
+            structural_tag_grammar(spec, vocab)
+    else:
+        grammar = structural_tag_grammar(spec, vocab)
+        grammar.compile(vocab, end_tokens=[256], optimization=glrmask.Optimization.FAST_BUILD)
