@@ -81,3 +81,40 @@ fn llama_cpp_nest_compiles_at_once() {
     let compiled = CompiledGrammar::compile(g, &CompileLimits::default()).unwrap();
     assert!(compiled.normal.productions.len() < 50, "{}", compiled.describe());
 }
+
+fn regex_nest() -> impl Strategy<Value = String> {
+    let atom =
+        prop_oneof![Just("a".to_string()), Just("ab".to_string()), Just("b?".to_string()), Just("a*".to_string())];
+    (atom, prop::collection::vec((0u32..3, prop::option::of(0u32..4)), 1..4)).prop_map(|(mut e, counts)| {
+        for (min, max) in counts {
+            let max = max.map(|m| m.max(min)).map_or(String::new(), |m| m.to_string());
+            e = format!("({e}){{{min},{max}}}");
+        }
+        e
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 200, ..ProptestConfig::default() })]
+    #[test]
+    fn folded_regex_nests_keep_the_language(pattern in regex_nest()) {
+        let reference = regex::bytes::Regex::new(&format!("^(?:{pattern})$")).unwrap();
+        let g = glrmask_core::frontend::regex::regex_grammar(&pattern).unwrap();
+        let compiled = CompiledGrammar::compile(g, &CompileLimits::default()).unwrap();
+        let c = Constraint::new(compiled.into(), vocab_of(&[b"a".to_vec(), b"b".to_vec()]), &[], Optimization::FastBuild)
+            .unwrap();
+        for s in strings(9) {
+            let mut state = c.start();
+            let engine = state.commit_bytes(&s).is_ok() && state.is_accepting();
+            prop_assert_eq!(engine, reference.is_match(&s), "{:?} on {}", String::from_utf8_lossy(&s), pattern);
+        }
+    }
+}
+
+#[test]
+fn nested_regex_counts_compile_at_once() {
+    let pattern = format!("{}[^x]*{}", "(".repeat(8), "){0,1000}".repeat(8));
+    let g = glrmask_core::frontend::regex::regex_grammar(&pattern).unwrap();
+    let compiled = CompiledGrammar::compile(g, &CompileLimits::default()).unwrap();
+    assert!(compiled.lexer.dfa.num_states() < 50, "{}", compiled.describe());
+}

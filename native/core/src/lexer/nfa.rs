@@ -172,8 +172,9 @@ impl Nfa {
                 format!("regex look-around assertion {look:?} is not supported in terminals (anchors and word boundaries depend on text outside the lexeme)"),
             )),
             HirKind::Repetition(rep) => {
-                let sub = rep.sub.clone();
-                self.repeat(rep.min, rep.max, &mut |nfa| nfa.from_hir(&sub))
+                let (min, max, sub) = flatten_repetition(rep.min, rep.max, &rep.sub);
+                let sub = sub.clone();
+                self.repeat(min, max, &mut |nfa| nfa.from_hir(&sub))
             }
             HirKind::Capture(cap) => self.from_hir(&cap.sub),
             HirKind::Concat(items) => {
@@ -198,5 +199,30 @@ impl Nfa {
         let m = self.push(NfaState::Match)?;
         self.patch(&frag.holes, m);
         Ok(frag.start)
+    }
+}
+
+/// `sub{min,max}` with nested repetitions folded as `grammar::simplify`
+/// folds rule repetitions (`((a*){0,99}){0,99}` is `a*`; each copy may be
+/// empty): `(E*){m,n}` = `E*`, `(E{0,a}){m,n}` = `E{0,a·n}`, `(E{0,a})*` = `E*`,
+/// for `n ≥ 1`. Inner repetitions fold first; capture groups are looked through.
+fn flatten_repetition(min: u32, max: Option<u32>, sub: &Hir) -> (u32, Option<u32>, &Hir) {
+    let mut inner = sub;
+    while let HirKind::Capture(cap) = inner.kind() {
+        inner = &cap.sub;
+    }
+    let HirKind::Repetition(r) = inner.kind() else { return (min, max, sub) };
+    let (imin, imax, isub) = flatten_repetition(r.min, r.max, &r.sub);
+    if imin != 0 || max == Some(0) {
+        return (min, max, sub);
+    }
+    match (imax, max) {
+        (None, _) => (0, None, isub),
+        (Some(a), None) if a >= 1 => (0, None, isub),
+        (Some(a), Some(n)) => match a.checked_mul(n) {
+            Some(an) => (0, Some(an), isub),
+            None => (min, max, sub),
+        },
+        _ => (min, max, sub),
     }
 }
