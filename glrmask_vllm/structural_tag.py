@@ -35,7 +35,7 @@ TAG_JSON_SEPARATORS = (", ", ": ")
 # (hermes: end `}\n</tool_call>` after the arguments object): stripped before forbidding the end string.
 _STRUCTURAL_PREFIX = "}] \t\r\n,"
 
-UNSUPPORTED = ("exclude_token", "any_tokens", "dispatch", "token_dispatch", "qwen_xml_parameter")
+UNSUPPORTED = ("exclude_token", "any_tokens", "dispatch", "token_dispatch")
 
 
 class StructuralTagError(glrmask.GrammarError):
@@ -248,11 +248,13 @@ class _Translator:
             return glrmask.Grammar.any_text(exclude=[*excludes, *ends])
         if kind == "const_string":
             return glrmask.Grammar.literal(_field(node, "value", path, str))
-        if kind in ("json_schema",):
-            style = node.get("style", "json")
-            if style != "json":
-                raise _err(f"{path}.style", f"JSON style {style!r} is not supported by glrmask (only 'json')")
+        if kind in ("json_schema", "qwen_xml_parameter"):
+            style = "qwen_xml" if kind == "qwen_xml_parameter" else node.get("style", "json")
             schema = _field(node, "json_schema", path, (dict, bool))
+            if style == "qwen_xml":
+                return self._forbid(qwen_xml_grammar(schema, path), _forbidden_in_content(ends))
+            if style != "json":
+                raise _err(f"{path}.style", f"JSON style {style!r} is not supported by glrmask (json, qwen_xml are)")
             excludes = _field(node, "excludes", path, list, [])
             grammar = glrmask.Grammar.from_json_schema(
                 schema,
@@ -309,6 +311,76 @@ class _Translator:
     def _forbid(grammar: glrmask.Grammar, substrings: list[str]) -> glrmask.Grammar:
         substrings = [s for s in substrings if s]
         return grammar.forbid(substrings) if substrings else grammar
+
+
+_XML_WS = r"[ \t\n\r]*"
+_PARAM_END = "</parameter>"
+
+
+def _string_choices(schema: Any) -> list[str] | None:
+    """The values of a string property given by `enum`/`const`, else None."""
+    if not isinstance(schema, dict):
+        return None
+    if "const" in schema and isinstance(schema["const"], str):
+        return [schema["const"]]
+    values = schema.get("enum")
+    if isinstance(values, list) and values and all(isinstance(v, str) for v in values):
+        return values
+    return None
+
+
+def qwen_xml_grammar(schema: dict | bool, path: str) -> glrmask.Grammar:
+    """Arguments as Qwen3-Coder's XML: `<parameter=NAME>VALUE</parameter>` per property, in schema order (required
+    ones present), whitespace between; a string VALUE is raw text, any other a JSON value (`", "`/`": "`
+    separators) with whitespace around. No value contains `</parameter>`, `<parameter=` or `</function>` (vLLM's
+    qwen3_coder parser splits on them). Checked against xgrammar 0.2.8's `style="qwen_xml"`
+    (tests/test_vllm_plugin.py), which also takes JSON inside a value with any whitespace: glrmask takes the
+    separators above only. Keywords of a string property other than `type`/`enum`/`const` are not enforced."""
+    ws = lambda: glrmask.Grammar.from_regex(_XML_WS)  # noqa: E731
+    # vLLM's qwen3_coder parser splits the call on these: no value may contain one (a JSON string value neither).
+    markers = [_PARAM_END, "<parameter=", "</function>"]
+    raw = lambda: glrmask.Grammar.any_text(exclude=markers)  # noqa: E731
+    props = schema.get("properties") if isinstance(schema, dict) else None
+    if not isinstance(props, dict) or not props:
+        # Unconstrained arguments (a non-strict tool): any parameters, any values.
+        param = glrmask.Grammar.sequence(
+            [
+                glrmask.Grammar.literal("<parameter="),
+                glrmask.Grammar.from_regex(r"[^>\n]+"),
+                glrmask.Grammar.literal(">"),
+                raw(),
+                glrmask.Grammar.literal(_PARAM_END),
+                ws(),
+            ]
+        )
+        return glrmask.Grammar.sequence([ws(), glrmask.Grammar.repeat(param, 0, None)])
+    required = set(schema.get("required", []))
+    parts = [ws()]
+    for name, sub in props.items():
+        choices = _string_choices(sub)
+        if choices is not None:
+            # Raw text, like every string value: exactly one of the values, on its own lines or not.
+            nl = lambda: glrmask.Grammar.from_regex(r"\n?")  # noqa: E731
+            value = glrmask.Grammar.sequence([nl(), glrmask.Grammar.from_choice(choices), nl()])
+        elif isinstance(sub, dict) and sub.get("type") == "string":
+            if sub.keys() - {"type", "description", "title"}:
+                logger.info("glrmask: structural_tag%s: qwen_xml string %r: only its type is enforced", path, name)
+            value = raw()
+        else:
+            json_value = glrmask.Grammar.from_json_schema(
+                sub, whitespace="compact", separators=TAG_JSON_SEPARATORS, lenient=True
+            ).forbid(markers)
+            value = glrmask.Grammar.sequence([ws(), json_value, ws()])
+        param = glrmask.Grammar.sequence(
+            [
+                glrmask.Grammar.literal(f"<parameter={name}>"),
+                value,
+                glrmask.Grammar.literal(_PARAM_END),
+                ws(),
+            ]
+        )
+        parts.append(param if name in required else glrmask.Grammar.repeat(param, 0, 1))
+    return glrmask.Grammar.sequence(parts)
 
 
 def parse_structural_tag(spec: str | dict) -> dict:

@@ -339,7 +339,7 @@ def test_token_formats_match_model_tokens():
 
 
 # Tool-call templates whose arguments are XML, not JSON (JSONSchemaFormat.style): not translated yet, a 400.
-XML_STYLE_MODELS = {"deepseek_v3_2", "deepseek_v4", "deepseek_v4_1", "glm_4_7", "mimo", "qwen_3_5", "qwen_3_coder"}
+XML_STYLE_MODELS = {"deepseek_v3_2", "deepseek_v4", "deepseek_v4_1", "glm_4_7"}  # qwen_xml is translated
 
 
 def _structural_tag_models():
@@ -361,8 +361,62 @@ def test_every_tool_parser_tag_compiles_or_is_a_clear_error(model):
     spec = json.dumps(get_model_structural_tag(model, tools, "required", reasoning=False).model_dump())
     vocab = glrmask.Vocab.from_dict({bytes([i]): i for i in range(256)} | {b"<eos>": 256})
     if model in XML_STYLE_MODELS:
-        with pytest.raises(StructuralTagError, match="JSON style '.*_xml' is not supported"):
+        with pytest.raises(StructuralTagError, match="JSON style '.*_xml' is not supported"):  # a 400
             structural_tag_grammar(spec, vocab)
     else:
         grammar = structural_tag_grammar(spec, vocab)
         grammar.compile(vocab, end_tokens=[256], optimization=glrmask.Optimization.FAST_BUILD)
+
+
+QWEN_XML_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "city": {"type": "string"},
+        "n": {"type": "integer"},
+        "o": {"type": "object", "properties": {"a": {"type": "integer"}}},
+        "unit": {"type": "string", "enum": ["C", "F"]},
+    },
+    "required": ["city"],
+}
+QWEN_XML_STRINGS = [
+    "<parameter=city>Paris</parameter>",
+    "<parameter=city>\nParis\n</parameter>",
+    "<parameter=city>Paris</parameter>\n<parameter=n>3</parameter>",
+    "<parameter=city>Paris</parameter><parameter=n>3</parameter>",
+    "<parameter=city>\nParis\n</parameter>\n<parameter=n>\n3\n</parameter>",
+    "<parameter=n>3</parameter><parameter=city>Paris</parameter>",
+    "<parameter=n>3</parameter>",
+    "<parameter=city>Pa<ris</parameter>",
+    "<parameter=city>Pa</parameter>ris</parameter>",
+    '<parameter=city>"Paris"</parameter>',
+    "<parameter=city></parameter>",
+    '<parameter=city>Paris</parameter>\n<parameter=o>{"a": 1}</parameter>',
+    "<parameter=city>Paris</parameter>\n<parameter=n> 3 </parameter>",
+    "<parameter=city> Paris </parameter>",
+    "\n<parameter=city>Paris</parameter>\n",
+    "<parameter=city>Paris</parameter>\n\n<parameter=n>3</parameter>",
+    "<parameter=city>Par\nis</parameter>",
+    "<parameter=city>Paris</parameter><parameter=unit>C</parameter>",
+    "<parameter=city>Paris</parameter><parameter=unit>K</parameter>",
+]
+
+
+def test_qwen_xml_matches_xgrammar(xgr_compiler):
+    """`style: "qwen_xml"` (Qwen3-Coder, Qwen3.5 and MiMo tool calls) accepts what xgrammar 0.2.8 accepts."""
+    from glrmask_vllm.structural_tag import structural_tag_grammar
+
+    xgr, compiler = xgr_compiler
+    fmt = {"type": "json_schema", "json_schema": QWEN_XML_SCHEMA, "style": "qwen_xml"}
+    spec = json.dumps({"type": "structural_tag", "format": fmt})
+    ctx = compiler.compile_structural_tag(spec)
+    vocab = glrmask.Vocab.from_dict({bytes([i]): i for i in range(256)} | {b"<eos>": 256})
+    ours = structural_tag_grammar(spec, vocab).compile(vocab, end_tokens=[256])
+    eos = ctx.tokenizer_info.stop_token_ids[0]
+    for s in QWEN_XML_STRINGS:
+        m = xgr.GrammarMatcher(ctx)
+        theirs = m.accept_string(s) and (m.is_terminated() or m.accept_token(eos))
+        assert T_accepts(ours, s) == bool(theirs), s
+    # Deliberately stricter: JSON inside a value uses the ", " / ": " layout only, and never holds a marker the
+    # qwen3_coder parser splits on.
+    assert not T_accepts(ours, '<parameter=city>P</parameter><parameter=o>{"a":1}</parameter>')
+    assert not T_accepts(ours, '<parameter=city>P</parameter><parameter=o>{"</parameter>": 1}</parameter>')
