@@ -131,10 +131,10 @@ BAD = [
     (
         {
             "structural_tag": json.dumps(
-                {"type": "structural_tag", "format": {"type": "json_schema", "json_schema": {}, "style": "qwen_xml"}}
+                {"type": "structural_tag", "format": {"type": "json_schema", "json_schema": {}, "style": "glm_xml"}}
             )
         },
-        "qwen_xml",
+        "glm_xml",
     ),
     ({"choice": []}, "empty list"),
     ({"grammar": "   "}, "empty string"),
