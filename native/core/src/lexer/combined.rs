@@ -56,7 +56,7 @@ impl LexerDfa {
     pub fn build(grammar: &Grammar, limits: &LexerLimits) -> Result<LexerDfa> {
         let mut terminals = Vec::with_capacity(grammar.terminals.len());
         for t in &grammar.terminals {
-            let dfa = TermDfa::from_pattern(&t.pattern, limits.max_terminal_dfa_states)
+            let dfa = TermDfa::cached(&t.pattern, limits.max_terminal_dfa_states)
                 .map_err(|e| e.at(&grammar.source, t.span))?;
             if dfa.accepts_empty() {
                 return Err(Error::grammar(
