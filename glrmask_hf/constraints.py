@@ -354,7 +354,13 @@ def _one_of(parts: list[glrmask.Grammar]) -> glrmask.Grammar:
 
 
 def _tool_grammar(
-    functions: list[dict], mode: str, name: Optional[str], parallel: bool, fmt: str, schema_options: dict
+    functions: list[dict],
+    mode: str,
+    name: Optional[str],
+    parallel: bool,
+    fmt: str,
+    schema_options: dict,
+    vocab: glrmask.Vocab,
 ) -> glrmask.Grammar:
     G = glrmask.Grammar
     chosen = [f for f in functions if name is None or f["name"] == name]
@@ -367,9 +373,10 @@ def _tool_grammar(
         blocks = [
             G.sequence(
                 [
-                    G.literal(HERMES_BEGIN + "\n"),
+                    # The tags may also be the model's own added tokens (Qwen's <tool_call>).
+                    glrmask.literal_with_tokens(HERMES_BEGIN + "\n", vocab),
                     _call_grammar(f, schema_options, [HERMES_END]),
-                    G.literal("\n" + HERMES_END),
+                    glrmask.literal_with_tokens("\n" + HERMES_END, vocab),
                 ]
             )
             for f in chosen
@@ -425,7 +432,7 @@ def tool_calls(
     opts = dict(schema_options or {})
     spec = {"tools": functions, "mode": mode, "name": name, "parallel": bool(parallel_tool_calls), "format": format}
     return compile_grammar(
-        lambda _v: _tool_grammar(functions, mode, name, bool(parallel_tool_calls), format, opts),
+        lambda vocab: _tool_grammar(functions, mode, name, bool(parallel_tool_calls), format, opts, vocab),
         tokenizer,
         model=model,
         end_tokens=end_tokens,

@@ -87,6 +87,10 @@ class _Translator:
             raise _err(path, f"token {token!r} is not in the vocabulary")
         return tid
 
+    def _text(self, text: str) -> glrmask.Grammar:
+        """Exactly ``text``; a ``<…>`` in it that is an exact-only token of the vocabulary may also be that token."""
+        return glrmask.literal_with_tokens(text, self.vocab)
+
     def _token(self, node: Any, path: str) -> glrmask.Grammar:
         if isinstance(node, dict):
             token = _field(node, "token", path, (int, str))
@@ -110,7 +114,8 @@ class _Translator:
         begin = _field(node, "begin", path, (str, dict))
         end = _field(node, "end", path, (str, list, dict))
         content_node = _field(node, "content", path, dict)
-        begin_g = self._token(begin, f"{path}.begin") if isinstance(begin, dict) else glrmask.Grammar.literal(begin)
+        # A tag's text may also be the model's own added token (Qwen's <tool_call>): literal_with_tokens.
+        begin_g = self._token(begin, f"{path}.begin") if isinstance(begin, dict) else self._text(begin)
         if isinstance(end, dict):
             ends_g = [self._token(end, f"{path}.end")]
             end_strings: list[str] = []
@@ -118,7 +123,7 @@ class _Translator:
             end_strings = [end] if isinstance(end, str) else end
             if not end_strings or not all(isinstance(e, str) for e in end_strings):
                 raise _err(f"{path}.end", "expected a string or a non-empty list of strings")
-            ends_g = [glrmask.Grammar.literal(e) for e in end_strings]
+            ends_g = [self._text(e) for e in end_strings]
         content = self.format(content_node, f"{path}.content", ends=[e for e in end_strings if e])
         end_g = ends_g[0] if len(ends_g) == 1 else glrmask.Grammar.alternatives(ends_g)
         return glrmask.Grammar.sequence([begin_g, content, end_g])
@@ -247,7 +252,7 @@ class _Translator:
                     logger.info("glrmask: structural_tag%s.%s is not enforced", path, key)
             return glrmask.Grammar.any_text(exclude=[*excludes, *ends])
         if kind == "const_string":
-            return glrmask.Grammar.literal(_field(node, "value", path, str))
+            return self._text(_field(node, "value", path, str))
         if kind in ("json_schema", "qwen_xml_parameter"):
             style = "qwen_xml" if kind == "qwen_xml_parameter" else node.get("style", "json")
             schema = _field(node, "json_schema", path, (dict, bool))

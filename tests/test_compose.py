@@ -201,3 +201,40 @@ def test_background_static_switches_with_identical_masks():
         constraint.wait_static(timeout=-1)
     fast = grammar.compile(vocab, optimization=Optimization.FAST_BUILD, background=True)
     assert fast.engine == "dynamic" and not fast.static_pending and fast.wait_static(0)
+
+
+def test_literal_with_tokens_allows_the_models_own_tag_token(tmp_path):
+    """Qwen-style tags are non-special added tokens (exact-only here): the tag may be that one token, or its text."""
+    import json
+
+    tokenizer = {
+        "version": "1.0",
+        "model": {
+            "type": "BPE",
+            "vocab": {"<": 0, ">": 1, "tool": 2, "_call": 3, "a": 4, "/": 5, "\n": 6},
+            "merges": [],
+        },
+        "added_tokens": [
+            {"id": 7, "content": "<tool_call>", "special": False},
+            {"id": 8, "content": "</tool_call>", "special": False},
+            {"id": 9, "content": "<eos>", "special": True},
+        ],
+    }
+    path = tmp_path / "tokenizer.json"
+    path.write_text(json.dumps(tokenizer))
+    vocab = glrmask.Vocab.from_hf(str(path))
+    assert vocab.token_kind(7) == "exact"
+    grammar = Grammar.sequence(
+        [glrmask.literal_with_tokens("<tool_call>\na", vocab), glrmask.literal_with_tokens("</tool_call>", vocab)]
+    )
+    constraint = grammar.compile(vocab, end_tokens=[9])
+    state = constraint.start()
+    assert np.flatnonzero(assert_oracle(state)).tolist() == [0, 7]  # "<" or the tag token
+    for token in (7, 6, 4):
+        state.commit_token(token)
+    assert np.flatnonzero(assert_oracle(state)).tolist() == [0, 8]
+    state.commit_token(8)
+    assert state.is_accepting()
+    assert accepts(constraint, b"<tool_call>\na</tool_call>")  # spelled out, too
+    # Text without markers is a plain literal; an unknown marker stays text.
+    assert str(glrmask.literal_with_tokens("<none>x", vocab)) == str(Grammar.literal("<none>x"))

@@ -62,6 +62,34 @@ class Optimization(enum.Enum):
     FAST_RUNTIME = "fast_runtime"
 
 
+_MARKER = __import__("re").compile(r"<[^<>\s]{1,64}>")
+
+
+def literal_with_tokens(text: str, vocab: Vocab) -> Grammar:
+    """Exactly ``text``, where every ``<…>`` in it that names an exact-only token of ``vocab``
+    may also be that one token.
+
+    Tags like Qwen's ``<tool_call>`` are added tokens a model emits as one id; as exact-only
+    tokens they never match as bytes, so a plain ``Grammar.literal`` would force the model to
+    spell the tag in pieces. Compile the result with ``vocab`` (the token atoms are bound to it).
+    """
+    parts: list[Grammar] = []
+    at = 0
+    for m in _MARKER.finditer(text):
+        token_id = vocab.token_by_name(m.group())
+        if token_id is None or vocab.token_kind(token_id) != "exact":
+            continue
+        if m.start() > at:
+            parts.append(Grammar.literal(text[at : m.start()]))
+        parts.append(Grammar.alternatives([Grammar.literal(m.group()), Grammar.token(vocab.token(token_id))]))
+        at = m.end()
+    if not parts:
+        return Grammar.literal(text)
+    if at < len(text):
+        parts.append(Grammar.literal(text[at:]))
+    return parts[0] if len(parts) == 1 else Grammar.sequence(parts)
+
+
 __all__ = [
     "Vocab",
     "ExactToken",
@@ -72,6 +100,7 @@ __all__ = [
     "Optimization",
     "default_limits",
     "fill_masks",
+    "literal_with_tokens",
     "GlrmaskError",
     "GrammarError",
     "SchemaError",
