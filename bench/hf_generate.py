@@ -46,7 +46,7 @@ import transformers
 
 import glrmask
 import glrmask_hf
-from glrmask_hf.testing import BiasLogitsProcessor, short_json_bias, tiny_llama
+from glrmask_hf.testing import BiasLogitsProcessor, deepseek_tokenizer, short_json_bias, tiny_llama
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "data"
@@ -60,13 +60,7 @@ PRESETS = {
 
 
 def load_tokenizer():
-    return transformers.PreTrainedTokenizerFast(
-        tokenizer_file=str(TOKENIZER),
-        bos_token="<｜begin▁of▁sentence｜>",
-        eos_token="<｜end▁of▁sentence｜>",
-        pad_token="<｜▁pad▁｜>",
-        padding_side="left",
-    )
+    return deepseek_tokenizer(TOKENIZER)
 
 
 def glaive_schemas(n: int) -> list[dict]:

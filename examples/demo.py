@@ -24,7 +24,7 @@ import transformers
 
 import glrmask
 import glrmask_hf
-from glrmask_hf.testing import BiasLogitsProcessor, short_json_bias, tiny_llama
+from glrmask_hf.testing import BiasLogitsProcessor, deepseek_tokenizer, short_json_bias, tiny_llama
 
 ROOT = Path(__file__).resolve().parent.parent
 TOKENIZER = ROOT.parent / "shared" / "data" / "tokenizers" / "deepseek_v3_tokenizer.json"
@@ -101,13 +101,7 @@ def load(args):
         model = transformers.AutoModelForCausalLM.from_pretrained(args.model, dtype="auto").to(args.device).eval()
         n = sum(p.numel() for p in model.parameters())
         return tok, model, False, f"{args.model} ({n / 1e6:,.0f}M parameters, {model.dtype})"
-    tok = transformers.PreTrainedTokenizerFast(
-        tokenizer_file=str(args.tokenizer),
-        bos_token="<｜begin▁of▁sentence｜>",
-        eos_token="<｜end▁of▁sentence｜>",
-        pad_token="<｜▁pad▁｜>",
-        padding_side="left",
-    )
+    tok = deepseek_tokenizer(args.tokenizer)
     # A checkpoint's embedding is often wider than its tokenizer; so is this one (the ids past
     # the tokenizer are always masked).
     model = tiny_llama(

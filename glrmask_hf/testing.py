@@ -16,7 +16,20 @@ from typing import Any, Iterable, Optional
 import torch
 from transformers import LogitsProcessor
 
-__all__ = ["tiny_llama", "short_json_bias", "BiasLogitsProcessor"]
+__all__ = ["deepseek_tokenizer", "tiny_llama", "short_json_bias", "BiasLogitsProcessor"]
+
+
+def deepseek_tokenizer(tokenizer_file: Any) -> Any:
+    """The DeepSeek-V3 ``tokenizer.json`` (shared data) as a fast tokenizer, left-padded for batched generation."""
+    import transformers
+
+    return transformers.PreTrainedTokenizerFast(
+        tokenizer_file=str(tokenizer_file),
+        bos_token="<｜begin▁of▁sentence｜>",
+        eos_token="<｜end▁of▁sentence｜>",
+        pad_token="<｜▁pad▁｜>",
+        padding_side="left",
+    )
 
 
 def tiny_llama(

@@ -22,7 +22,7 @@ jsonschema = pytest.importorskip("jsonschema")
 
 import glrmask  # noqa: E402
 import glrmask_hf  # noqa: E402
-from glrmask_hf.testing import BiasLogitsProcessor, short_json_bias, tiny_llama  # noqa: E402
+from glrmask_hf.testing import BiasLogitsProcessor, deepseek_tokenizer, short_json_bias, tiny_llama  # noqa: E402
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 TOKENIZER = DATA / "tokenizers" / "deepseek_v3_tokenizer.json"
@@ -68,13 +68,7 @@ def one_torch_thread():
 
 @pytest.fixture(scope="module")
 def tok():
-    return transformers.PreTrainedTokenizerFast(
-        tokenizer_file=str(TOKENIZER),
-        bos_token="<｜begin▁of▁sentence｜>",
-        eos_token="<｜end▁of▁sentence｜>",
-        pad_token="<｜▁pad▁｜>",
-        padding_side="left",
-    )
+    return deepseek_tokenizer(TOKENIZER)
 
 
 @pytest.fixture(scope="module")
