@@ -24,29 +24,33 @@ pub fn simplify_repeats(g: &mut Grammar) {
     }
 }
 
+/// `(E{imin,imax}){min,max}` as a single count of `E`, where the identities
+/// above apply (`None`: keep the nest). Shared with the regex terminals
+/// (`lexer::nfa`), which fold the same way.
+pub fn fold_counts(inner: (u32, Option<u32>), outer: (u32, Option<u32>)) -> Option<(u32, Option<u32>)> {
+    let ((imin, imax), (_, max)) = (inner, outer);
+    if imin != 0 || max == Some(0) {
+        return None;
+    }
+    match (imax, max) {
+        (None, _) => Some((0, None)),
+        (Some(a), None) if a >= 1 => Some((0, None)),
+        (Some(a), Some(n)) => a.checked_mul(n).map(|an| (0, Some(an))),
+        _ => None,
+    }
+}
+
 fn simplify(e: Expr) -> Expr {
     match e {
         Expr::Seq(items) => Expr::Seq(items.into_iter().map(simplify).collect()),
         Expr::Alt(items) => Expr::Alt(items.into_iter().map(simplify).collect()),
-        Expr::Repeat { expr, min, max } => {
-            let inner = simplify(*expr);
-            if max == Some(0) {
-                return Expr::Repeat { expr: Box::new(inner), min, max };
-            }
-            match inner {
-                // (E*){m,n} = E*
-                Expr::Repeat { expr, min: 0, max: None } => Expr::Repeat { expr, min: 0, max: None },
-                // (E{0,a})* = E*  (a ≥ 1)
-                Expr::Repeat { expr, min: 0, max: Some(a) } if a >= 1 && max.is_none() => {
-                    Expr::Repeat { expr, min: 0, max: None }
-                }
-                // (E{0,a}){m,n} = E{0,a·n}
-                Expr::Repeat { expr, min: 0, max: Some(a) } if max.and_then(|n| a.checked_mul(n)).is_some() => {
-                    Expr::Repeat { expr, min: 0, max: Some(a * max.unwrap_or(0)) }
-                }
-                inner => Expr::Repeat { expr: Box::new(inner), min, max },
-            }
-        }
+        Expr::Repeat { expr, min, max } => match simplify(*expr) {
+            Expr::Repeat { expr: e, min: imin, max: imax } => match fold_counts((imin, imax), (min, max)) {
+                Some((min, max)) => Expr::Repeat { expr: e, min, max },
+                None => Expr::Repeat { expr: Box::new(Expr::Repeat { expr: e, min: imin, max: imax }), min, max },
+            },
+            inner => Expr::Repeat { expr: Box::new(inner), min, max },
+        },
         other => other,
     }
 }

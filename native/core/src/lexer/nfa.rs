@@ -9,6 +9,7 @@ use regex_syntax::hir::{Class, Hir, HirKind};
 use regex_syntax::utf8::Utf8Sequences;
 
 use crate::error::{Error, Result};
+use crate::grammar::simplify::fold_counts;
 
 pub type StateIdx = u32;
 
@@ -202,10 +203,9 @@ impl Nfa {
     }
 }
 
-/// `sub{min,max}` with nested repetitions folded as `grammar::simplify`
-/// folds rule repetitions (`((a*){0,99}){0,99}` is `a*`; each copy may be
-/// empty): `(E*){m,n}` = `E*`, `(E{0,a}){m,n}` = `E{0,a·n}`, `(E{0,a})*` = `E*`,
-/// for `n ≥ 1`. Inner repetitions fold first; capture groups are looked through.
+/// `sub{min,max}` with nested repetitions folded by the rule that rule bodies
+/// use ([`fold_counts`]: `((a*){0,99}){0,99}` is `a*`), inner ones first;
+/// capture groups are looked through.
 fn flatten_repetition(min: u32, max: Option<u32>, sub: &Hir) -> (u32, Option<u32>, &Hir) {
     let mut inner = sub;
     while let HirKind::Capture(cap) = inner.kind() {
@@ -213,16 +213,8 @@ fn flatten_repetition(min: u32, max: Option<u32>, sub: &Hir) -> (u32, Option<u32
     }
     let HirKind::Repetition(r) = inner.kind() else { return (min, max, sub) };
     let (imin, imax, isub) = flatten_repetition(r.min, r.max, &r.sub);
-    if imin != 0 || max == Some(0) {
-        return (min, max, sub);
-    }
-    match (imax, max) {
-        (None, _) => (0, None, isub),
-        (Some(a), None) if a >= 1 => (0, None, isub),
-        (Some(a), Some(n)) => match a.checked_mul(n) {
-            Some(an) => (0, Some(an), isub),
-            None => (min, max, sub),
-        },
-        _ => (min, max, sub),
+    match fold_counts((imin, imax), (min, max)) {
+        Some((min, max)) => (min, max, isub),
+        None => (min, max, sub),
     }
 }
