@@ -99,16 +99,17 @@ fn guard<T: Send>(py: Python<'_>, f: impl FnOnce() -> core::Result<T> + Send) ->
             }
         })
     });
-    match outcome {
-        Ok(Ok(v)) => Ok(v),
-        Ok(Err(e)) => Err(to_py_err(py, e)),
-        Err(payload) => Err(internal(py, format!("internal error (a bug in glrmask): {}", panic_message(payload)))),
-    }
+    into_py_result(py, outcome)
 }
 
 /// As [`guard`], on the calling thread: for quick calls with no recursion on input.
 fn guard_light<T: Send>(py: Python<'_>, f: impl FnOnce() -> core::Result<T> + Send) -> PyResult<T> {
-    match py.detach(|| catch_unwind(AssertUnwindSafe(f))) {
+    into_py_result(py, py.detach(|| catch_unwind(AssertUnwindSafe(f))))
+}
+
+/// A core result, or the panic that ended the call, as a Python result.
+fn into_py_result<T>(py: Python<'_>, outcome: std::thread::Result<core::Result<T>>) -> PyResult<T> {
+    match outcome {
         Ok(Ok(v)) => Ok(v),
         Ok(Err(e)) => Err(to_py_err(py, e)),
         Err(payload) => Err(internal(py, format!("internal error (a bug in glrmask): {}", panic_message(payload)))),
