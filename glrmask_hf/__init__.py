@@ -17,11 +17,16 @@ Two ways to run, same tokens for the same seed::
 Constructors from a tokenizer: :func:`json_schema`, :func:`tool_calls` (OpenAI ``tools`` and
 ``tool_choice``, hermes ``<tool_call>`` blocks or JSON arrays; read back with
 :func:`parse_tool_calls`), :func:`lark`, :func:`gbnf`, :func:`regex`, :func:`choice`.
+
+JSON Schemas are converted leniently by default: :func:`json_schema` and :func:`tool_calls` return a
+:class:`SchemaConstraint` whose ``ignored_keywords`` lists what the grammar over-approximates (also logged
+once per schema at WARNING on the ``glrmask_hf`` logger); ``lenient=False`` refuses such schemas instead.
 """
 
 from __future__ import annotations
 
 from .constraints import (
+    SchemaConstraint,
     ToolCalls,
     choice,
     compile_grammar,
@@ -51,6 +56,7 @@ __all__ = [
     "compile_grammar",
     "parse_tool_calls",
     "ToolCalls",
+    "SchemaConstraint",
     "vocab_for",
     "end_token_ids",
 ]

@@ -11,6 +11,13 @@ core caches lexeme walks inside it (README "Engines": keep one ``Vocab`` per mod
 are cached per tokenizer object; compiled constraints are cached by their description, so
 ``num_return_sequences`` or a repeated tool list compiles once.
 
+JSON Schemas are converted leniently by default: a keyword no grammar can enforce (``uniqueItems``, a
+``oneOf`` glrmask cannot prove disjoint, ...) is over-approximated instead of raising. :func:`json_schema`
+and :func:`tool_calls` return a :class:`SchemaConstraint` (a ``glrmask.Constraint`` plus
+``ignored_keywords``, the list of those approximations) and log the list once per schema at WARNING on the
+``glrmask_hf`` logger. ``lenient=False`` (``schema_options={"lenient": False}`` for tools) refuses such
+schemas with ``glrmask.SchemaError`` instead.
+
 What it does not do: pick a tool-call format from a chat template. ``tool_calls`` takes
 ``format="hermes"`` (``<tool_call>`` JSON blocks: Hermes, Qwen 2.5/3) or ``"json_array"``; the
 parser that reads the output back is :func:`parse_tool_calls`.
@@ -18,12 +25,14 @@ parser that reads the output back is :func:`parse_tool_calls`.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import logging
 import re
 import threading
 import weakref
 from collections import OrderedDict
-from typing import Any, Callable, Iterable, NamedTuple, Optional, Sequence, Union
+from typing import Any, Callable, Iterable, Iterator, NamedTuple, Optional, Sequence, Union
 
 import glrmask
 
@@ -39,12 +48,15 @@ __all__ = [
     "compile_grammar",
     "parse_tool_calls",
     "ToolCalls",
+    "SchemaConstraint",
     "HERMES_BEGIN",
     "HERMES_END",
 ]
 
 HERMES_BEGIN = "<tool_call>"
 HERMES_END = "</tool_call>"
+
+logger = logging.getLogger("glrmask_hf")
 
 # ---------------------------------------------------------------------------------------------
 # Vocabulary cache: one Vocab per (tokenizer object, its length, logits width).
@@ -179,6 +191,29 @@ def compile_grammar(
     With a ``cache_key`` (a hashable description of the grammar) the result is cached, so asking
     twice for the same schema or tool list compiles once.
     """
+    return _compile(
+        grammar,
+        tokenizer,
+        model=model,
+        end_tokens=end_tokens,
+        vocab_size=vocab_size,
+        optimization=optimization,
+        cache_key=cache_key,
+    )
+
+
+def _compile(
+    grammar: Union[glrmask.Grammar, Callable[[glrmask.Vocab], glrmask.Grammar]],
+    tokenizer: Any,
+    *,
+    model: Any,
+    end_tokens: Optional[Iterable[int]],
+    vocab_size: Optional[int],
+    optimization: Any,
+    cache_key: Any,
+    finish: Optional[Callable[[glrmask.Constraint], Any]] = None,
+) -> Any:
+    """``compile_grammar``; ``finish`` turns the compiled constraint into what is returned and cached."""
     if vocab_size is None:
         vocab_size = _logits_width(model)
     vocab = vocab_for(tokenizer, vocab_size)
@@ -194,6 +229,8 @@ def compile_grammar(
                 return hit
     g = grammar(vocab) if callable(grammar) else grammar
     constraint = g.compile(vocab, end_tokens=ends, optimization=opt)
+    if finish is not None:
+        constraint = finish(constraint)
     if key is not None:
         with _lock:
             _compiled[key] = constraint
@@ -223,6 +260,94 @@ def _key(kind: str, spec: Any, options: dict) -> tuple:
 
 
 # ---------------------------------------------------------------------------------------------
+# Lenient JSON Schemas: what a grammar over-approximates, logged once per schema and kept on the result.
+
+
+class SchemaConstraint:
+    """A compiled ``glrmask.Constraint`` made from JSON Schemas, and what it does not enforce exactly.
+
+    Returned by :func:`json_schema` and :func:`tool_calls`. It behaves as its ``constraint`` (every
+    attribute and method of ``glrmask.Constraint``: ``start()``, ``end_tokens``, ``vocab_size``, ...)
+    and :class:`GlrmaskLogitsProcessor` takes it wherever it takes a ``Constraint``.
+
+    ``ignored_keywords``: one entry per keyword the lenient conversion over-approximated (the grammar
+    accepts more than the schema there), naming the keyword and its JSON pointer, prefixed with the
+    tool for :func:`tool_calls`. Empty when the constraint enforces the schemas exactly.
+    """
+
+    __slots__ = ("constraint", "ignored_keywords")
+
+    def __init__(self, constraint: glrmask.Constraint, ignored_keywords: Sequence[str] = ()):
+        self.constraint = constraint
+        self.ignored_keywords: list[str] = list(ignored_keywords)
+
+    def __getattr__(self, name: str) -> Any:
+        if name in SchemaConstraint.__slots__ or name.startswith("__"):
+            raise AttributeError(name)
+        return getattr(self.constraint, name)
+
+    def __repr__(self) -> str:
+        return f"SchemaConstraint({self.constraint!r}, ignored_keywords={self.ignored_keywords!r})"
+
+
+# The start of the core's per-conversion warning (`Grammar.from_json_schema`, logger `glrmask`).
+_CORE_MESSAGE = "JSON Schema: not enforced exactly"
+_quiet = threading.local()
+
+
+class _HoldBackCoreWarning(logging.Filter):
+    """Drops the core's approximation warning for conversions made here (this thread, inside
+    ``_core_warning_held_back``): ``_log_approximations`` reports them once per schema instead."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not (getattr(_quiet, "depth", 0) and str(record.msg).startswith(_CORE_MESSAGE))
+
+
+logging.getLogger("glrmask").addFilter(_HoldBackCoreWarning())
+
+
+@contextlib.contextmanager
+def _core_warning_held_back() -> Iterator[None]:
+    _quiet.depth = getattr(_quiet, "depth", 0) + 1
+    try:
+        yield
+    finally:
+        _quiet.depth -= 1
+
+
+_LOGGED: OrderedDict[tuple, None] = OrderedDict()
+_LOGGED_MAX = 4096
+
+
+def _log_approximations(key: tuple, what: str, approximations: Sequence[str]) -> None:
+    """WARNING on ``glrmask_hf`` the first time ``key`` (a schema and its options) is converted."""
+    if not approximations:
+        return
+    with _lock:
+        if key in _LOGGED:
+            _LOGGED.move_to_end(key)
+            return
+        _LOGGED[key] = None
+        while len(_LOGGED) > _LOGGED_MAX:
+            _LOGGED.popitem(last=False)
+    logger.warning(
+        "glrmask: %s: not enforced exactly, the grammar over-approximates (outputs may violate these "
+        "keywords; lenient=False refuses the schema instead): %s",
+        what,
+        "; ".join(approximations),
+    )
+
+
+def _short(spec: Any, limit: int = 120) -> str:
+    text = json.dumps(spec, ensure_ascii=False)
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+def _lenient_by_default(options: Optional[dict]) -> dict:
+    return {"lenient": True, **(options or {})}
+
+
+# ---------------------------------------------------------------------------------------------
 # Constructors.
 
 
@@ -235,21 +360,39 @@ def json_schema(
     vocab_size: Optional[int] = None,
     optimization: Any = None,
     **schema_options: Any,
-) -> glrmask.Constraint:
+) -> SchemaConstraint:
     """JSON matching ``schema`` (dict, JSON text or pydantic model class).
 
     ``schema_options`` go to ``glrmask.Grammar.from_json_schema`` (``whitespace="compact"`` by
-    default: a random or small model given free whitespace tends to spend its tokens on it).
+    default: a random or small model given free whitespace tends to spend its tokens on it), with
+    ``lenient=True`` by default: keywords no grammar can enforce are over-approximated, listed in the
+    result's ``ignored_keywords`` and logged once per schema at WARNING on the ``glrmask_hf`` logger.
+    ``lenient=False`` raises ``glrmask.SchemaError`` (naming keyword and JSON pointer) instead.
+
+    Returns a :class:`SchemaConstraint`: the compiled ``glrmask.Constraint`` (cached: the same schema
+    compiles once) with ``ignored_keywords``.
     """
     spec = _schema_dict(schema)
-    return compile_grammar(
-        lambda _v: glrmask.Grammar.from_json_schema(spec, **schema_options),
+    options = _lenient_by_default(schema_options)
+    key = _key("json_schema", spec, options)
+    ignored: list[str] = []
+
+    def build(_vocab: glrmask.Vocab) -> glrmask.Grammar:
+        with _core_warning_held_back():
+            grammar = glrmask.Grammar.from_json_schema(spec, **options)
+        ignored[:] = grammar.ignored_keywords
+        _log_approximations(key, f"the JSON schema {_short(spec)}", ignored)
+        return grammar
+
+    return _compile(
+        build,
         tokenizer,
         model=model,
         end_tokens=end_tokens,
         vocab_size=vocab_size,
         optimization=optimization,
-        cache_key=_key("json_schema", spec, schema_options),
+        cache_key=key,
+        finish=lambda constraint: SchemaConstraint(constraint, ignored),
     )
 
 
@@ -332,17 +475,16 @@ def _tool_choice(tool_choice: Any, names: list[str]) -> tuple[str, Optional[str]
     raise ValueError(f'tool_choice must be "required", "auto", "none" or {{"type": "function", ...}}: {tool_choice!r}')
 
 
-def _call_grammar(fn: dict, schema_options: dict, forbid: Sequence[str]) -> glrmask.Grammar:
-    """``{"name": "F", "arguments": ARGS}`` for one function."""
+def _call_grammar(fn: dict, schema_options: dict, forbid: Sequence[str], ignored: list[str]) -> glrmask.Grammar:
+    """``{"name": "F", "arguments": ARGS}`` for one function; its approximations are added to ``ignored``."""
     try:
-        args = glrmask.Grammar.from_json_schema(fn["parameters"], **{**_TOOL_JSON, **schema_options})
+        with _core_warning_held_back():
+            args = glrmask.Grammar.from_json_schema(fn["parameters"], **{**_TOOL_JSON, **schema_options})
     except glrmask.SchemaError as e:
         if hasattr(e, "add_note"):  # Python 3.11+
-            e.add_note(
-                f"in the parameters of tool {fn['name']!r} (schema_options={{'lenient': True}} "
-                "over-approximates what a grammar cannot enforce)"
-            )
+            e.add_note(f"in the parameters of tool {fn['name']!r}")
         raise
+    ignored.extend(f"tool {fn['name']!r} parameters: {k}" for k in args.ignored_keywords)
     if forbid:
         args = args.forbid(list(forbid))
     head = '{"name": ' + json.dumps(fn["name"], ensure_ascii=False) + ', "arguments": '
@@ -361,6 +503,7 @@ def _tool_grammar(
     fmt: str,
     schema_options: dict,
     vocab: glrmask.Vocab,
+    ignored: list[str],
 ) -> glrmask.Grammar:
     G = glrmask.Grammar
     chosen = [f for f in functions if name is None or f["name"] == name]
@@ -375,7 +518,7 @@ def _tool_grammar(
                 [
                     # The tags may also be the model's own added tokens (Qwen's <tool_call>).
                     glrmask.literal_with_tokens(HERMES_BEGIN + "\n", vocab),
-                    _call_grammar(f, schema_options, [HERMES_END]),
+                    _call_grammar(f, schema_options, [HERMES_END], ignored),
                     glrmask.literal_with_tokens("\n" + HERMES_END, vocab),
                 ]
             )
@@ -389,7 +532,7 @@ def _tool_grammar(
     if fmt == "json_array":
         if mode == "none":
             return G.any_text()
-        call = _one_of([_call_grammar(f, schema_options, []) for f in chosen])
+        call = _one_of([_call_grammar(f, schema_options, [], ignored) for f in chosen])
         items = G.sequence([call, G.repeat(G.sequence([G.literal(", "), call]))]) if many else call
         array = G.sequence([G.literal("["), items, G.literal("]")])
         if mode == "auto":
@@ -413,7 +556,7 @@ def tool_calls(
     vocab_size: Optional[int] = None,
     optimization: Any = None,
     schema_options: Optional[dict] = None,
-) -> glrmask.Constraint:
+) -> SchemaConstraint:
     """Tool calls whose arguments follow each tool's ``parameters`` schema.
 
     ``tools``: OpenAI-style ``[{"type": "function", "function": {"name", "parameters"}}]``.
@@ -423,22 +566,40 @@ def tool_calls(
     ``format``: ``"hermes"``: ``<tool_call>\\n{"name": F, "arguments": ARGS}\\n</tool_call>``
     blocks joined by newlines, the end tag forbidden inside them; ``"json_array"``:
     ``[{"name": F, "arguments": ARGS}, ...]``. ``schema_options`` go to ``from_json_schema`` for every
-    tool (e.g. ``{"lenient": True}``).
+    tool, with ``lenient=True`` by default: keywords no grammar can enforce are over-approximated,
+    listed in the result's ``ignored_keywords`` (each prefixed with its tool) and logged once per tool
+    list at WARNING on the ``glrmask_hf`` logger; ``{"lenient": False}`` raises ``glrmask.SchemaError``
+    naming the tool instead.
+
+    Returns a :class:`SchemaConstraint` (a cached, compiled ``glrmask.Constraint`` with ``ignored_keywords``).
     """
     functions = _tool_functions(tools)
     if not functions:
         raise ValueError("tool_calls needs at least one tool")
     mode, name = _tool_choice(tool_choice, [f["name"] for f in functions])
-    opts = dict(schema_options or {})
+    opts = _lenient_by_default(schema_options)
     spec = {"tools": functions, "mode": mode, "name": name, "parallel": bool(parallel_tool_calls), "format": format}
-    return compile_grammar(
-        lambda vocab: _tool_grammar(functions, mode, name, bool(parallel_tool_calls), format, opts, vocab),
+    key = _key("tool_calls", spec, opts)
+    ignored: list[str] = []
+
+    def build(vocab: glrmask.Vocab) -> glrmask.Grammar:
+        ignored.clear()
+        grammar = _tool_grammar(functions, mode, name, bool(parallel_tool_calls), format, opts, vocab, ignored)
+        # Keyed by the converted tools (and options) alone: another tool_choice or format over the same
+        # tools says nothing new.
+        converted = [f for f in functions if name is None or f["name"] == name] if mode != "none" else []
+        _log_approximations(_key("tools", converted, opts), f"tools {[f['name'] for f in converted]}", ignored)
+        return grammar
+
+    return _compile(
+        build,
         tokenizer,
         model=model,
         end_tokens=end_tokens,
         vocab_size=vocab_size,
         optimization=optimization,
-        cache_key=_key("tool_calls", spec, opts),
+        cache_key=key,
+        finish=lambda constraint: SchemaConstraint(constraint, ignored),
     )
 
 

@@ -35,7 +35,7 @@ from transformers import LogitsProcessor
 
 import glrmask
 
-from .constraints import compile_grammar
+from .constraints import SchemaConstraint, compile_grammar
 
 __all__ = ["GlrmaskLogitsProcessor", "BeamSearchNotSupported", "apply_packed_mask_"]
 
@@ -93,10 +93,11 @@ def _ids_of(value: Any) -> list[int]:
 class GlrmaskLogitsProcessor(LogitsProcessor):
     """Constrain every row of ``model.generate()`` to a glrmask grammar.
 
-    ``constraints``: a ``glrmask.Constraint`` (see ``glrmask_hf.json_schema`` and friends) or a
-    ``glrmask.Grammar``, or a list of them: one per prompt (expanded over
-    ``num_return_sequences``) or one per batch row. ``tokenizer_or_vocab`` is needed to compile
-    grammars and to know the pad token; ``model`` (optional) gives the logits width and the end
+    ``constraints``: a ``glrmask.Constraint`` (see ``glrmask_hf.json_schema`` and friends; the
+    ``SchemaConstraint`` those for JSON Schemas return stands for its constraint) or a
+    ``glrmask.Grammar``, or a list of them: one per prompt (expanded over ``num_return_sequences``)
+    or one per batch row. ``tokenizer_or_vocab`` is needed to compile grammars and to know the pad
+    token; ``model`` (optional) gives the logits width and the end
     tokens ``generate()`` stops on. ``end_tokens`` overrides those for grammars compiled here.
 
     One processor serves one ``generate()`` call; :meth:`reset` makes it reusable. Use it as
@@ -108,7 +109,12 @@ class GlrmaskLogitsProcessor(LogitsProcessor):
 
     def __init__(
         self,
-        constraints: Union[glrmask.Constraint, glrmask.Grammar, Sequence[Union[glrmask.Constraint, glrmask.Grammar]]],
+        constraints: Union[
+            glrmask.Constraint,
+            SchemaConstraint,
+            glrmask.Grammar,
+            Sequence[Union[glrmask.Constraint, SchemaConstraint, glrmask.Grammar]],
+        ],
         tokenizer_or_vocab: Any = None,
         *,
         model: Any = None,
@@ -119,7 +125,8 @@ class GlrmaskLogitsProcessor(LogitsProcessor):
         if not items:
             raise ValueError("GlrmaskLogitsProcessor needs at least one constraint")
         compiled: dict[int, glrmask.Constraint] = {}
-        self.constraints: list[glrmask.Constraint] = []
+        # As given (a SchemaConstraint stays one: it answers start(), end_tokens, vocab_size as its constraint).
+        self.constraints: list[Union[glrmask.Constraint, SchemaConstraint]] = []
         for i, c in enumerate(items):
             if isinstance(c, glrmask.Grammar):
                 if tokenizer_or_vocab is None:
@@ -127,7 +134,7 @@ class GlrmaskLogitsProcessor(LogitsProcessor):
                 if id(c) not in compiled:  # one compile per distinct grammar object
                     compiled[id(c)] = compile_grammar(c, tokenizer_or_vocab, model=model, end_tokens=end_tokens)
                 c = compiled[id(c)]
-            elif not isinstance(c, glrmask.Constraint):
+            elif not isinstance(c, (glrmask.Constraint, SchemaConstraint)):
                 raise TypeError(f"constraints[{i}] is a {type(c).__name__}, not a glrmask.Constraint or Grammar")
             self.constraints.append(c)
         if any(not c.end_tokens for c in self.constraints):

@@ -10,6 +10,9 @@ The contract (vLLM 0.33 `v1/structured_output/backend_types.py`, research/servin
   `validate_tokens` has no effect; `rollback(n)` undoes exactly the last n accepted tokens, a stop token too.
 * Compiled constraints are cached by (request type, spec, options, stop tokens), bounded in bytes, and shared by
   requests: `n > 1` and repeated tool schemas compile once. Compile and fill release the GIL (core).
+* JSON Schemas are converted leniently: what no grammar can enforce is over-approximated, logged at WARNING on
+  `glrmask_vllm` once per distinct spec (not per request, nor per compile), and listed on every request's
+  grammar as `GlrmaskGrammar.ignored_keywords`.
 
 Engine choice (README "vLLM"): a request waits in vLLM (WAITING_FOR_STRUCTURED_OUTPUT_GRAMMAR) until its first
 mask can be filled, so that wait must stay short. Measured on the bench's requests (bench/results/
@@ -42,7 +45,7 @@ from vllm.v1.structured_output.backend_types import (
 
 import glrmask
 
-from .grammars import JsonOptions, request_grammar
+from .grammars import JsonOptions, convert, describe_spec, log_approximations
 
 logger = logging.getLogger("glrmask_vllm")
 
@@ -120,6 +123,8 @@ class _Entry:
     constraint: glrmask.Constraint
     nbytes: int
     upgrade: Future | None = None
+    # What the grammar over-approximates (keyword and JSON pointer each); empty when it is exact.
+    ignored_keywords: tuple[str, ...] = ()
 
     resize: Any = None  # set by the cache: called with the change in estimated bytes
 
@@ -210,6 +215,13 @@ class GlrmaskGrammar(StructuredOutputGrammar):
 
     def __post_init__(self) -> None:
         self.state = self.constraint.start()
+
+    @property
+    def ignored_keywords(self) -> list[str]:
+        """What this request's grammar does not enforce exactly (lenient JSON Schema conversion): one entry per
+        over-approximated keyword, naming it and its JSON pointer (and the structural-tag path). Empty when the
+        grammar is exact."""
+        return list(self.entry.ignored_keywords)
 
     def _upgrade(self) -> None:
         """Move onto the Static constraint once its background compile is done (same masks, faster)."""
@@ -315,7 +327,11 @@ class GlrmaskBackend(StructuredOutputBackend):
         return tuple(sorted(t for t in ids if 0 <= t < self.vocab_size and self.vocab.token_kind(t) != "missing"))
 
     def _compile(self, request_type: StructuredOutputOptions, spec: str, end_tokens: tuple[int, ...]) -> _Entry:
-        grammar = request_grammar(request_type, spec, self.json_options, self.vocab)
+        grammar, approximations = convert(request_type, spec, self.json_options, self.vocab)
+        # Once per spec: other stop tokens or an evicted entry compile it again, but say nothing new.
+        log_approximations(
+            (request_type.name, spec, self.json_options), describe_spec(request_type, spec), approximations
+        )
         ends = list(end_tokens)
         limits = {"static_compile_fuel": STATIC_FUEL} if STATIC_FUEL else None
         if ENGINE == "static":
@@ -332,7 +348,12 @@ class GlrmaskBackend(StructuredOutputBackend):
                 grammar.compile, self.vocab, end_tokens=ends, optimization=glrmask.Optimization.FAST_RUNTIME
             )
             upgrade.add_done_callback(_log_upgrade_failure)
-        return _Entry(constraint=constraint, nbytes=estimate_bytes(constraint, spec), upgrade=upgrade)
+        return _Entry(
+            constraint=constraint,
+            nbytes=estimate_bytes(constraint, spec),
+            upgrade=upgrade,
+            ignored_keywords=tuple(approximations),
+        )
 
     def compile_grammar(
         self,

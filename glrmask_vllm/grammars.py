@@ -4,14 +4,24 @@ vLLM hands a backend only `(request type, spec string)` (`StructuredOutputKey`),
 (`disable_any_whitespace`, `disable_additional_properties`, `whitespace_pattern`) travel inside the spec:
 `validation.py` moves them into the JSON schema under `OPTIONS_KEY`, and `json_grammar` takes them out again.
 That also makes them part of the compile-cache key, as they must be.
+
+JSON Schemas (requests and those inside structural tags) are converted leniently: a keyword no grammar can
+enforce (`uniqueItems`, an `oneOf` glrmask cannot prove disjoint, ...) is over-approximated instead of failing
+the request. `convert` returns the grammar with those approximations (each naming its keyword and JSON pointer),
+and `log_approximations` logs them at WARNING on the `glrmask_vllm` logger once per distinct request spec (the
+backend compiles one spec for many requests). The core's own per-conversion warning on the `glrmask` logger is
+held back for conversions made here, so the message is not repeated for every compile.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Iterator
 
 import glrmask
 
@@ -49,10 +59,66 @@ class JsonOptions:
         )
 
 
-def _log_approximations(grammar: glrmask.Grammar, what: str) -> None:
-    ignored = grammar.ignored_keywords
-    if ignored:
-        logger.info("glrmask: %s is over-approximated: %s", what, "; ".join(ignored))
+# ---- approximations: logged once per distinct spec --------------------------------------------
+
+# The start of the core's per-conversion warning (`Grammar.from_json_schema`, logger `glrmask`).
+_CORE_MESSAGE = "JSON Schema: not enforced exactly"
+_quiet = threading.local()
+
+
+class _HoldBackCoreWarning(logging.Filter):
+    """Drops the core's approximation warning for conversions this module makes (this thread, inside
+    `core_warning_held_back`): `log_approximations` reports them once per spec instead."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not (getattr(_quiet, "depth", 0) and str(record.msg).startswith(_CORE_MESSAGE))
+
+
+logging.getLogger("glrmask").addFilter(_HoldBackCoreWarning())
+
+
+@contextlib.contextmanager
+def core_warning_held_back() -> Iterator[None]:
+    _quiet.depth = getattr(_quiet, "depth", 0) + 1
+    try:
+        yield
+    finally:
+        _quiet.depth -= 1
+
+
+_LOGGED: OrderedDict[tuple, None] = OrderedDict()
+_LOGGED_MAX = 4096
+_logged_lock = threading.Lock()
+
+
+def log_approximations(key: tuple, what: str, approximations: list[str]) -> bool:
+    """Log `approximations` at WARNING on `glrmask_vllm`, the first time `key` (a spec) is seen; True if logged."""
+    if not approximations:
+        return False
+    with _logged_lock:
+        if key in _LOGGED:
+            _LOGGED.move_to_end(key)
+            return False
+        _LOGGED[key] = None
+        while len(_LOGGED) > _LOGGED_MAX:
+            _LOGGED.popitem(last=False)
+    logger.warning(
+        "glrmask: %s: not enforced exactly, the grammar over-approximates (outputs may violate these keywords): %s",
+        what,
+        "; ".join(approximations),
+    )
+    return True
+
+
+def describe_spec(request_type: Any, spec: Any, limit: int = 120) -> str:
+    """A short name for a request's spec in a log line: its type and the start of its text."""
+    text = spec if isinstance(spec, str) else json.dumps(spec)
+    if len(text) > limit:
+        text = text[:limit] + "..."
+    kind = {"JSON": "the JSON schema", "STRUCTURAL_TAG": "the structural tag"}.get(
+        request_type.name, f"the {request_type.name.lower()} request"
+    )
+    return f"{kind} {text}"
 
 
 def json_schema_grammar(schema: Any, options: JsonOptions) -> glrmask.Grammar:
@@ -74,9 +140,8 @@ def json_schema_grammar(schema: Any, options: JsonOptions) -> glrmask.Grammar:
         kwargs["whitespace"] = "flexible"
     else:
         kwargs["whitespace"] = "compact"
-    grammar = glrmask.Grammar.from_json_schema(schema, **kwargs)
-    _log_approximations(grammar, "the JSON schema")
-    return grammar
+    with core_warning_held_back():
+        return glrmask.Grammar.from_json_schema(schema, **kwargs)
 
 
 def _is_lark(text: str) -> bool:
@@ -103,23 +168,35 @@ def choice_grammar(spec: str) -> glrmask.Grammar:
     return glrmask.Grammar.from_choice(choices)
 
 
-def request_grammar(request_type: Any, spec: str, options: JsonOptions, vocab: glrmask.Vocab | None) -> glrmask.Grammar:
-    """The grammar of one vLLM request. `request_type`: a `StructuredOutputOptions` member.
+def convert(
+    request_type: Any, spec: str, options: JsonOptions, vocab: glrmask.Vocab | None
+) -> tuple[glrmask.Grammar, list[str]]:
+    """The grammar of one vLLM request, and what it over-approximates (keyword and JSON pointer each).
 
-    `vocab` is needed only by structural tags naming model tokens (`token`, `token_triggered_tags`).
-    Raises `glrmask.GlrmaskError` subclasses (user-input errors are also `ValueError`s).
+    `request_type`: a `StructuredOutputOptions` member. `vocab` is needed only by structural tags naming model
+    tokens (`token`, `token_triggered_tags`). Raises `glrmask.GlrmaskError` subclasses (user-input errors are
+    also `ValueError`s). Logs nothing: the caller reports the approximations (`log_approximations`).
     """
     name = request_type.name
     if name == "JSON":
-        return json_schema_grammar(spec, options)
+        grammar = json_schema_grammar(spec, options)
+        return grammar, list(grammar.ignored_keywords)
     if name == "JSON_OBJECT":
-        return json_schema_grammar(dict(JSON_OBJECT_SCHEMA), options)
+        return json_schema_grammar(dict(JSON_OBJECT_SCHEMA), options), []
     if name == "REGEX":
-        return glrmask.Grammar.from_regex(spec)
+        return glrmask.Grammar.from_regex(spec), []
     if name == "CHOICE":
-        return choice_grammar(spec)
+        return choice_grammar(spec), []
     if name == "GRAMMAR":
-        return text_grammar(spec)
+        return text_grammar(spec), []
     if name == "STRUCTURAL_TAG":
-        return structural_tag_grammar(spec, vocab)
+        approximations: list[str] = []
+        with core_warning_held_back():
+            grammar = structural_tag_grammar(spec, vocab, approximations)
+        return grammar, approximations
     raise glrmask.GrammarError(f"glrmask: unsupported structured output type {name}")
+
+
+def request_grammar(request_type: Any, spec: str, options: JsonOptions, vocab: glrmask.Vocab | None) -> glrmask.Grammar:
+    """The grammar of one vLLM request (`convert` without the approximations)."""
+    return convert(request_type, spec, options, vocab)[0]

@@ -21,12 +21,9 @@ Not supported (a clear error, never a silent pass-through): `exclude_token`, `an
 from __future__ import annotations
 
 import json
-import logging
 from typing import Any
 
 import glrmask
-
-logger = logging.getLogger("glrmask_vllm")
 
 # Separators of JSON inside a tag: what `json.dumps` writes and what tool-call templates show the model.
 TAG_JSON_SEPARATORS = (", ", ": ")
@@ -68,8 +65,10 @@ def _forbidden_in_content(ends: list[str]) -> list[str]:
 
 
 class _Translator:
-    def __init__(self, vocab: glrmask.Vocab | None):
+    def __init__(self, vocab: glrmask.Vocab | None, approximations: list[str] | None = None):
         self.vocab = vocab
+        # What the grammar does not enforce exactly, each naming where: reported by the caller (grammars.py).
+        self.approximations: list[str] = [] if approximations is None else approximations
 
     # ---- helpers -------------------------------------------------------------------------------
 
@@ -249,7 +248,7 @@ class _Translator:
             excludes = _field(node, "excludes", path, list, [])
             for key in ("max_tokens", "max_chars"):
                 if node.get(key) is not None:
-                    logger.info("glrmask: structural_tag%s.%s is not enforced", path, key)
+                    self.approximations.append(f"structural_tag{path}.{key}: not enforced")
             return glrmask.Grammar.any_text(exclude=[*excludes, *ends])
         if kind == "const_string":
             return self._text(_field(node, "value", path, str))
@@ -257,7 +256,7 @@ class _Translator:
             style = "qwen_xml" if kind == "qwen_xml_parameter" else node.get("style", "json")
             schema = _field(node, "json_schema", path, (dict, bool))
             if style == "qwen_xml":
-                return self._forbid(qwen_xml_grammar(schema, path), _forbidden_in_content(ends))
+                return self._forbid(qwen_xml_grammar(schema, path, self.approximations), _forbidden_in_content(ends))
             if style != "json":
                 raise _err(f"{path}.style", f"JSON style {style!r} is not supported by glrmask (json, qwen_xml are)")
             excludes = _field(node, "excludes", path, list, [])
@@ -268,10 +267,7 @@ class _Translator:
                 any_order=_field(node, "any_order", path, bool, False),
                 lenient=True,
             )
-            if grammar.ignored_keywords:
-                logger.info(
-                    "glrmask: structural_tag%s over-approximated: %s", path, "; ".join(grammar.ignored_keywords)
-                )
+            self.approximations.extend(f"structural_tag{path}.json_schema: {k}" for k in grammar.ignored_keywords)
             return self._forbid(grammar, [*excludes, *_forbidden_in_content(ends)])
         if kind == "regex":
             return self._forbid(
@@ -334,13 +330,16 @@ def _string_choices(schema: Any) -> list[str] | None:
     return None
 
 
-def qwen_xml_grammar(schema: dict | bool, path: str) -> glrmask.Grammar:
+def qwen_xml_grammar(schema: dict | bool, path: str, approximations: list[str] | None = None) -> glrmask.Grammar:
     """Arguments as Qwen3-Coder's XML: `<parameter=NAME>VALUE</parameter>` per property, in schema order (required
     ones present), whitespace between; a string VALUE is raw text, any other a JSON value (`", "`/`": "`
     separators) with whitespace around. No value contains `</parameter>`, `<parameter=` or `</function>` (vLLM's
     qwen3_coder parser splits on them). Checked against xgrammar 0.2.8's `style="qwen_xml"`
     (tests/test_vllm_plugin.py), which also takes JSON inside a value with any whitespace: glrmask takes the
-    separators above only. Keywords of a string property other than `type`/`enum`/`const` are not enforced."""
+    separators above only. Keywords of a string property other than `type`/`enum`/`const` are not enforced.
+    What is not enforced exactly is appended to `approximations` (when given)."""
+    if approximations is None:
+        approximations = []
     ws = lambda: glrmask.Grammar.from_regex(_XML_WS)  # noqa: E731
     # vLLM's qwen3_coder parser splits the call on these: no value may contain one (a JSON string value neither).
     markers = [_PARAM_END, "<parameter=", "</function>"]
@@ -368,13 +367,21 @@ def qwen_xml_grammar(schema: dict | bool, path: str) -> glrmask.Grammar:
             nl = lambda: glrmask.Grammar.from_regex(r"\n?")  # noqa: E731
             value = glrmask.Grammar.sequence([nl(), glrmask.Grammar.from_choice(choices), nl()])
         elif isinstance(sub, dict) and sub.get("type") == "string":
-            if sub.keys() - {"type", "description", "title"}:
-                logger.info("glrmask: structural_tag%s: qwen_xml string %r: only its type is enforced", path, name)
+            extra = sorted(sub.keys() - {"type", "description", "title"})
+            if extra:
+                approximations.append(
+                    f"structural_tag{path}.json_schema #/properties/{name}: {', '.join(extra)} not enforced "
+                    "(a qwen_xml string value is raw text; only its type is)"
+                )
             value = raw()
         else:
             json_value = glrmask.Grammar.from_json_schema(
                 sub, whitespace="compact", separators=TAG_JSON_SEPARATORS, lenient=True
-            ).forbid(markers)
+            )
+            approximations.extend(
+                f"structural_tag{path}.json_schema #/properties/{name}: {k}" for k in json_value.ignored_keywords
+            )
+            json_value = json_value.forbid(markers)
             value = glrmask.Grammar.sequence([ws(), json_value, ws()])
         param = glrmask.Grammar.sequence(
             [
@@ -421,6 +428,11 @@ def parse_structural_tag(spec: str | dict) -> dict:
     return _field(spec, "format", "", dict)
 
 
-def structural_tag_grammar(spec: str | dict, vocab: glrmask.Vocab | None) -> glrmask.Grammar:
-    """The grammar of a structural tag (either form); `StructuralTagError` names what it cannot read."""
-    return _Translator(vocab).format(parse_structural_tag(spec), ".format")
+def structural_tag_grammar(
+    spec: str | dict, vocab: glrmask.Vocab | None, approximations: list[str] | None = None
+) -> glrmask.Grammar:
+    """The grammar of a structural tag (either form); `StructuralTagError` names what it cannot read.
+
+    JSON schemas inside it are converted leniently; what the grammar does not enforce exactly (each with the tag
+    path and the keyword's JSON pointer) is appended to `approximations` when given."""
+    return _Translator(vocab, approximations).format(parse_structural_tag(spec), ".format")
