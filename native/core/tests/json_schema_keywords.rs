@@ -58,7 +58,16 @@ fn numbers_unbounded() {
         &["0", "-0", "1.5", "-2.5E-3", "1e10", "10", "0.0"],
         &["01", "1.", ".5", "+1", "1e", "--1", "NaN"],
     );
-    check(json!({"type": "integer"}), &["0", "-12", "1.0", "123456789012345678901234567890"], &["1.5", "1e2", "01"]);
+    // Integers are digits only by default; the spec's reading (`1.0` is an integer) is an option.
+    check(
+        json!({"type": "integer"}),
+        &["0", "-12", "123456789012345678901234567890"],
+        &["1.0", "-1.0", "1.5", "1e2", "01"],
+    );
+    let spec = JsonSchemaOptions { integer_decimal_point: true, ..JsonSchemaOptions::default() };
+    check_with(json!({"type": "integer"}), &spec, &["0", "1.0", "-1.00"], &["1.5", "1e2"]);
+    // `const`/`enum` compare values: 1.0 is the integer 1, written `1`.
+    check(json!({"type": "integer", "enum": [1.0, 2.5]}), &["1"], &["2.5", "2"]);
 }
 
 #[test]
@@ -70,8 +79,8 @@ fn numbers_bounded() {
     );
     check(
         json!({"type": "integer", "exclusiveMinimum": 0, "maximum": 100}),
-        &["1", "100", "50", "100.0"],
-        &["0", "-0", "101", "0.5", "100.5"],
+        &["1", "100", "50"],
+        &["0", "-0", "101", "0.5", "100.5", "100.0"],
     );
     // Draft 4: boolean exclusive flags.
     check(
@@ -214,7 +223,14 @@ fn any_of_all_of_one_of() {
         &[r#"{"a":4}"#, "{}"],
     );
     check(json!({"oneOf": [{"type": "string"}, {"type": "integer"}]}), &[r#""s""#, "3"], &["true"]);
+    // Overlapping alternatives: exactly one must hold (each ∧ the others' complements).
     let overlap = json!({"oneOf": [{"type": "integer"}, {"minimum": 2}]});
+    check(overlap, &["1", "2.5", "-3", "true", r#""s""#], &["2", "3", "1.5"]);
+    // Overlapping, and one alternative has no complement here (`additionalProperties`).
+    let overlap = json!({"oneOf": [
+        {"type": "object", "properties": {"a": {}}, "additionalProperties": false},
+        {"type": "object", "required": ["a"]},
+    ]});
     assert_eq!(error_code(overlap.clone(), &JsonSchemaOptions::default()).0, "unsupported_keyword");
     let lenient = JsonSchemaOptions { lenient: true, ..JsonSchemaOptions::default() };
     let (_, notes) = json_schema_grammar(&overlap, &lenient).unwrap();
@@ -297,8 +313,8 @@ fn formats() {
 fn unsupported_keywords() {
     for (schema, keyword) in [
         (json!({"type": "array", "uniqueItems": true}), "/uniqueItems"),
-        (json!({"not": {"minimum": 3}}), "/not"),
-        (json!({"if": {"type": "string"}, "then": {"minLength": 2}}), "/if"),
+        (json!({"not": {"type": "object", "additionalProperties": false}}), "/not"),
+        (json!({"if": {"propertyNames": {"maxLength": 2}}, "then": {"minProperties": 2}}), "/if"),
     ] {
         let (code, path) = error_code(schema.clone(), &JsonSchemaOptions::default());
         assert_eq!((code, path.as_deref()), ("unsupported_keyword", Some(keyword)), "{schema}");
@@ -306,8 +322,95 @@ fn unsupported_keywords() {
         let (_, notes) = json_schema_grammar(&schema, &lenient).unwrap();
         assert!(notes.iter().any(|n| n.contains(&keyword[1..])), "{notes:?}");
     }
+    // The complement of an over-approximation would reject valid values: lenient ignores both.
+    let approximated = json!({"not": {"type": "array", "maxItems": 3, "uniqueItems": true}});
+    let lenient = JsonSchemaOptions { lenient: true, ..JsonSchemaOptions::default() };
+    let (_, notes) = json_schema_grammar(&approximated, &lenient).unwrap();
+    assert!(
+        notes.iter().any(|n| n.starts_with("not at #/not: ignored (its schema is itself over-approximated")),
+        "{notes:?}"
+    );
     // `not` of whole types is exact.
     check(json!({"not": {"type": ["string", "object"]}}), &["1", "null", "[]"], &[r#""s""#, "{}"]);
+}
+
+#[test]
+fn complements() {
+    let any_order = JsonSchemaOptions { any_order: true, ..JsonSchemaOptions::default() };
+    // Keywords of one type pass every other type, so their complement is that type only.
+    check(json!({"not": {"minimum": 3}}), &["2", "-1", "2.5"], &["3", "4", r#""s""#, "null", "[]"]);
+    check(json!({"type": "integer", "not": {"multipleOf": 3}}), &["1", "2", "4", "-5"], &["3", "0", "-6", "1.5"]);
+    check(json!({"not": {"const": 1}}), &["2", "1.5", "-0", r#""1""#, "null"], &["1", "1.0", "1.00"]);
+    check(
+        json!({"type": "string", "not": {"enum": ["a", "b"]}}),
+        &[r#""c""#, r#""ab""#, r#""""#],
+        &[r#""a""#, r#""\u0061""#, r#""b""#],
+    );
+    check(
+        json!({"type": "string", "not": {"pattern": "^a"}}),
+        &[r#""b""#, r#""""#, r#""ba""#],
+        &[r#""a""#, r#""abc""#, r#""\u0061x""#],
+    );
+    check(json!({"type": "string", "not": {"maxLength": 2}}), &[r#""abc""#], &[r#""ab""#, r#""""#]);
+    check_with(
+        json!({"type": "object", "not": {"required": ["a"]}}),
+        &any_order,
+        &["{}", r#"{"b":1}"#],
+        &[r#"{"a":1}"#, r#"{"b":1,"a":2}"#],
+    );
+    check_with(
+        json!({"type": "object", "not": {"properties": {"a": {"type": "string"}}}}),
+        &any_order,
+        &[r#"{"a":1}"#, r#"{"b":1,"a":null}"#],
+        &["{}", r#"{"a":"s"}"#, r#"{"b":1}"#],
+    );
+    check(
+        json!({"type": "array", "not": {"items": false, "prefixItems": [{"type": "integer"}]}}),
+        &[r#"["x"]"#, "[1,2]"],
+        &["[]", "[1]"],
+    );
+    check(
+        json!({"not": {"enum": [[1, "a"], {"k": null}]}}),
+        &["[1]", r#"[1,"b"]"#, r#"{"k":0}"#, "{}"],
+        &[r#"[1,"a"]"#, r#"{"k":null}"#],
+    );
+    // Recursion closes through the complement of a definition.
+    check_with(
+        json!({
+            "$defs": {"t": {"type": "object", "properties": {"n": {"$ref": "#/$defs/t"}}, "maxProperties": 1}},
+            "not": {"$ref": "#/$defs/t"},
+        }),
+        &any_order,
+        &["1", r#"{"a":1,"b":2}"#, r#"{"n":1}"#, r#"{"n":{"n":5}}"#],
+        &["{}", r#"{"n":{}}"#, r#"{"a":1}"#, r#"{"n":{"n":{}}}"#],
+    );
+}
+
+#[test]
+fn conditionals_and_dependencies() {
+    let any_order = JsonSchemaOptions { any_order: true, ..JsonSchemaOptions::default() };
+    check_with(
+        json!({
+            "if": {"properties": {"k": {"const": "x"}}, "required": ["k"]},
+            "then": {"required": ["x"]},
+            "else": {"required": ["y"]},
+        }),
+        &any_order,
+        &[r#"{"k":"x","x":1}"#, r#"{"k":"z","y":1}"#, r#"{"y":1}"#],
+        &[r#"{"k":"x","y":1}"#, r#"{"k":"z","x":1}"#, "{}"],
+    );
+    check_with(
+        json!({"dependentRequired": {"a": ["b"]}}),
+        &any_order,
+        &["{}", r#"{"b":1}"#, r#"{"a":1,"b":2}"#, "1"],
+        &[r#"{"a":1}"#],
+    );
+    check_with(
+        json!({"dependencies": {"a": {"required": ["c"]}, "b": ["a"]}}),
+        &any_order,
+        &[r#"{"a":1,"c":2}"#, r#"{"c":2}"#, r#"{"b":0,"a":1,"c":2}"#],
+        &[r#"{"a":1}"#, r#"{"b":0}"#, r#"{"b":0,"a":1}"#],
+    );
 }
 
 #[test]

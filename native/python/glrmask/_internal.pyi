@@ -203,8 +203,12 @@ class Grammar:
         max_exact_length: int = 512,
         max_depth: int = 64,
         max_work: int = 1_000_000,
+        integer_decimal_point: bool = False,
     ) -> Grammar:
         """A JSON Schema (dict, JSON string, or pydantic model class) as a grammar.
+
+        Integers are digits only unless ``integer_decimal_point=True`` (then
+        ``1.0`` is an integer too, as the spec reads it).
 
         ``whitespace``: ``"compact"`` (no free whitespace, the default) or
         ``"flexible"`` (at most ``max_whitespace`` of ``[ \\t\\n\\r]`` between

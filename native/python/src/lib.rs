@@ -709,11 +709,14 @@ impl Grammar {
     /// (regex for the space between tokens), `indent`, `separators`
     /// (item, key), `any_order`, `strict`, `additional_properties_default`,
     /// `format_assertion`, `lenient` (over-approximate what cannot be enforced
-    /// and list it in `ignored_keywords` and the `glrmask` logger).
+    /// and list it in `ignored_keywords` and the `glrmask` logger),
+    /// `integer_decimal_point` (accept `1.0` for an integer, as the spec
+    /// reads it; default: integers are digits only).
     #[staticmethod]
     #[pyo3(signature = (schema, *, whitespace="compact", max_whitespace=16, whitespace_pattern=None, indent=None,
         separators=None, any_order=false, strict=false, additional_properties_default=true,
-        format_assertion=true, lenient=false, max_exact_length=512, max_depth=64, max_work=1_000_000))]
+        format_assertion=true, lenient=false, max_exact_length=512, max_depth=64, max_work=1_000_000,
+        integer_decimal_point=false))]
     #[allow(clippy::too_many_arguments)]
     fn from_json_schema(
         py: Python<'_>,
@@ -731,6 +734,7 @@ impl Grammar {
         max_exact_length: u32,
         max_depth: usize,
         max_work: usize,
+        integer_decimal_point: bool,
     ) -> PyResult<Grammar> {
         let text = schema_text(py, schema)?;
         let ws = match (whitespace_pattern, whitespace) {
@@ -752,6 +756,7 @@ impl Grammar {
             additional_properties_default,
             format_assertion,
             lenient,
+            integer_decimal_point,
             max_exact_length,
             max_depth,
             max_work,

@@ -128,44 +128,26 @@ impl Ctx<'_> {
         if let Some(subs) = self.schema_list(map, "anyOf", path, depth)? {
             schema = self.intersect(&schema, &any_of(subs), path, 0)?;
         }
-        if let Some(subs) = self.schema_list(map, "oneOf", path, depth)? {
-            let one_of_path = child_path(path, "oneOf");
-            let mut alts = Vec::new();
-            for s in subs {
-                let s = self.intersect(&schema, &s, path, 0)?;
-                if s != Schema::Never {
-                    alts.push(s);
-                }
-            }
-            'check: for i in 0..alts.len() {
-                for j in i + 1..alts.len() {
-                    let (a, b) = (alts[i].clone(), alts[j].clone());
-                    if !self.disjoint(&a, &b, &one_of_path)? {
-                        self.unsupported(
-                            "oneOf",
-                            &one_of_path,
-                            "its alternatives may overlap, and exclusivity is not enforceable; it is read as anyOf",
-                        )?;
-                        break 'check;
-                    }
-                }
-            }
-            schema = any_of(alts);
+        if map.contains_key("oneOf") {
+            schema = self.one_of(schema, map, path, depth)?;
         }
         if let Some(not) = map.get("not") {
-            schema = self.not(schema, not, &child_path(path, "not"))?;
+            let npath = child_path(path, "not");
+            let before = self.approximations;
+            let sub = self.build(not, &npath, depth + 1)?;
+            match self.exact_complement(&sub, before, &npath)? {
+                Ok(c) => schema = self.intersect(&schema, &c, path, 0)?,
+                Err(why) => self.unsupported("not", &npath, &why)?,
+            }
         }
+        if map.contains_key("if") && (map.contains_key("then") || map.contains_key("else")) {
+            schema = self.conditional(schema, map, path, depth)?;
+        }
+        schema = self.dependencies(schema, map, path, depth)?;
         for key in ["contentMediaType", "contentEncoding", "contentSchema"] {
             if map.contains_key(key) {
                 let note = format!("{key} at {}: not enforced", super::schema::display_path(&child_path(path, key)));
                 self.notes.push(note);
-            }
-        }
-        // `if` without `then`/`else` (and those without `if`) constrain nothing.
-        let conditional = map.contains_key("if") && (map.contains_key("then") || map.contains_key("else"));
-        for key in ["if", "dependentSchemas", "dependentRequired", "dependencies"] {
-            if map.contains_key(key) && (key != "if" || conditional) {
-                self.unsupported(key, &child_path(path, key), "conditional constraints are not supported")?;
             }
         }
         for key in ["unevaluatedProperties", "unevaluatedItems"] {
@@ -178,45 +160,151 @@ impl Ctx<'_> {
         Ok(schema)
     }
 
-    /// `not`: exact when it only removes whole types; otherwise unsupported.
-    fn not(&mut self, schema: Schema, not: &Value, path: &str) -> Result<Schema> {
-        let types = match not {
-            Value::Bool(true) => return Ok(Schema::Never),
-            Value::Bool(false) => return Ok(schema),
-            Value::Object(m) if m.len() == 1 && m.contains_key("type") => self.type_set(m, path)?,
-            Value::Object(m) if m.is_empty() => return Ok(Schema::Never),
-            _ => {
-                self.unsupported("not", path, "negation of a schema is not a grammar operation")?;
-                return Ok(schema);
+    /// `oneOf`: `anyOf` when the alternatives are provably disjoint; else
+    /// each alternative intersected with the complements of those it may
+    /// overlap (exactly one holds).
+    fn one_of(&mut self, schema: Schema, map: &Map<String, Value>, path: &str, depth: usize) -> Result<Schema> {
+        let one_of_path = child_path(path, "oneOf");
+        let before = self.approximations;
+        let Some(subs) = self.schema_list(map, "oneOf", path, depth)? else { return Ok(schema) };
+        let exact = self.approximations == before;
+        // Alternatives that can hold beside the rest of the schema, with their subschema.
+        let mut alts = Vec::new();
+        for s in subs {
+            let a = self.intersect(&schema, &s, path, 0)?;
+            if a != Schema::Never {
+                alts.push((a, s));
+            }
+        }
+        let n = alts.len();
+        let mut overlaps = vec![false; n * n];
+        for i in 0..n {
+            for j in i + 1..n {
+                let (a, b) = (alts[i].0.clone(), alts[j].0.clone());
+                let o = !self.disjoint(&a, &b, &one_of_path)?;
+                overlaps[i * n + j] = o;
+                overlaps[j * n + i] = o;
+            }
+        }
+        if !overlaps.contains(&true) {
+            return Ok(any_of(alts.into_iter().map(|(a, _)| a).collect()));
+        }
+        let anyof = |alts: Vec<(Schema, Schema)>| any_of(alts.into_iter().map(|(a, _)| a).collect());
+        if !exact {
+            self.unsupported(
+                "oneOf",
+                &one_of_path,
+                "its alternatives may overlap and one of them is over-approximated, so exclusivity cannot be enforced; it is read as anyOf",
+            )?;
+            return Ok(anyof(alts));
+        }
+        let mut complements: Vec<Option<Schema>> = vec![None; n];
+        for j in 0..n {
+            if (0..n).any(|i| overlaps[i * n + j]) {
+                match self.exact_complement(&alts[j].1.clone(), before, &one_of_path)? {
+                    Ok(c) => complements[j] = Some(c),
+                    Err(why) => {
+                        let why = format!(
+                            "alternatives may overlap, and exclusivity needs a complement: {why}; it is read as anyOf"
+                        );
+                        self.unsupported("oneOf", &one_of_path, &why)?;
+                        return Ok(anyof(alts));
+                    }
+                }
+            }
+        }
+        let mut out = Vec::with_capacity(n);
+        for i in 0..n {
+            let mut a = alts[i].0.clone();
+            for (j, c) in complements.iter().enumerate() {
+                if let (true, Some(c)) = (overlaps[i * n + j], c) {
+                    a = self.intersect(&a, c, path, 0)?;
+                }
+            }
+            out.push(a);
+        }
+        let exclusive = any_of(out);
+        // Each complement distributes over the others' alternatives: past a
+        // size, the grammar (and its LR automaton) outgrows what exactness buys.
+        let plain = anyof(alts);
+        let (size, bound) = (ir_size(&exclusive, 0), 8 * ir_size(&plain, 0) + 256);
+        if size > bound {
+            let why = format!(
+                "alternatives may overlap, and their exclusive form is too large ({size} schema nodes, over {bound}); it is read as anyOf"
+            );
+            self.unsupported("oneOf", &one_of_path, &why)?;
+            return Ok(plain);
+        }
+        Ok(exclusive)
+    }
+
+    /// `if`/`then`/`else`: `(if ∧ then) ∨ (¬if ∧ else)`.
+    fn conditional(&mut self, schema: Schema, map: &Map<String, Value>, path: &str, depth: usize) -> Result<Schema> {
+        let ipath = child_path(path, "if");
+        let before = self.approximations;
+        let if_s = self.sub(map, "if", path, depth)?.unwrap_or(Schema::Any);
+        let not_if = self.exact_complement(&if_s, before, &ipath)?;
+        let then_s = self.sub(map, "then", path, depth)?.unwrap_or(Schema::Any);
+        let else_s = self.sub(map, "else", path, depth)?.unwrap_or(Schema::Any);
+        let filter = match not_if {
+            Ok(not_if) => {
+                let a = self.intersect(&if_s, &then_s, path, 0)?;
+                let b = self.intersect(&not_if, &else_s, path, 0)?;
+                any_of(vec![a, b])
+            }
+            Err(why) => {
+                // Every valid value is valid against `then` or `else`.
+                self.unsupported("if", &ipath, &format!("{why}; `then` or `else` is enforced"))?;
+                any_of(vec![then_s, else_s])
             }
         };
-        let Some(types) = types else { return Ok(Schema::Never) };
-        let mut allowed: Vec<&str> = TYPES.iter().copied().filter(|t| !types.contains(t)).collect();
-        if types.contains(&"number") {
-            allowed.retain(|t| *t != "integer");
-        }
-        let mut alts = Vec::new();
-        for t in allowed {
-            alts.push(match t {
-                "null" => Schema::Null,
-                "boolean" => Schema::Boolean(None),
-                "object" => Schema::Object(Box::new(ObjectSchema::any(Schema::Any))),
-                "array" => Schema::Array(Box::new(ArraySchema {
-                    prefix: vec![],
-                    items: Schema::Any,
-                    min_items: 0,
-                    max_items: None,
-                })),
-                "string" => Schema::String(StringSchema::default()),
-                "number" if !types.contains(&"integer") => Schema::Number(NumberSchema::default()),
-                _ => continue,
-            });
-        }
-        if types.contains(&"integer") && !types.contains(&"number") {
-            alts.push(Schema::Number(NumberSchema { fractional: true, ..NumberSchema::default() }));
-        }
-        let filter = any_of(alts);
         self.intersect(&schema, &filter, path, 0)
+    }
+
+    /// `dependentRequired`, `dependentSchemas` and draft-7 `dependencies`:
+    /// for each key, objects without it, or with it and what it needs.
+    fn dependencies(
+        &mut self,
+        mut schema: Schema,
+        map: &Map<String, Value>,
+        path: &str,
+        depth: usize,
+    ) -> Result<Schema> {
+        for keyword in ["dependencies", "dependentRequired", "dependentSchemas"] {
+            let Some(v) = map.get(keyword) else { continue };
+            let kpath = child_path(path, keyword);
+            let Value::Object(deps) = v else {
+                return Err(invalid(format!("`{keyword}` must be an object"), &kpath));
+            };
+            for (key, dep) in deps {
+                let dpath = child_path(&kpath, key);
+                let needs = match (keyword, dep) {
+                    ("dependencies" | "dependentRequired", Value::Array(names)) => {
+                        let mut o = ObjectSchema::any(Schema::Any);
+                        for name in std::iter::once(key.as_str()).chain(names.iter().filter_map(Value::as_str)) {
+                            if !o.required.iter().any(|r| r == name) {
+                                o.required.push(name.to_string());
+                                o.properties.push((name.to_string(), Schema::Any));
+                            }
+                        }
+                        if names.iter().any(|n| !n.is_string()) {
+                            return Err(invalid("a dependency must be a list of property names", &dpath));
+                        }
+                        simplify_object(o)
+                    }
+                    ("dependencies" | "dependentSchemas", _) => {
+                        let s = self.build(dep, &dpath, depth + 1)?;
+                        self.intersect(&super::complement::has_key(key), &s, path, 0)?
+                    }
+                    _ => return Err(invalid("a dependency must be a list of property names", &dpath)),
+                };
+                let mut alts = super::complement::non_objects();
+                alts.push(super::complement::lacks_key(key));
+                alts.push(needs);
+                schema = self.intersect(&schema, &any_of(alts), path, 0)?;
+            }
+        }
+        Ok(schema)
     }
 
     /// The `type` keyword as a set of type names (`None`: all types).
@@ -392,7 +480,8 @@ impl Ctx<'_> {
 
     fn number(&mut self, map: &Map<String, Value>, path: &str, integer: bool) -> Result<Schema> {
         let no_point = integer && self.doc.draft == super::loader::Draft::Draft4;
-        let mut n = NumberSchema { integer, no_point, ..NumberSchema::default() };
+        let digits_only = integer && !self.opts.integer_decimal_point;
+        let mut n = NumberSchema { integer, no_point, digits_only, ..NumberSchema::default() };
         // Draft 4: exclusiveMinimum/Maximum are booleans modifying minimum/maximum.
         let excl_min_flag = map.get("exclusiveMinimum") == Some(&Value::Bool(true));
         let excl_max_flag = map.get("exclusiveMaximum") == Some(&Value::Bool(true));
@@ -443,7 +532,7 @@ impl Ctx<'_> {
             match translated {
                 Ok(_) => s.patterns.push(SourceRegex { source: p.clone(), path: ppath }),
                 Err(e) if self.opts.lenient && e.code() == "unsupported_pattern" => {
-                    self.notes.push(format!(
+                    self.approximate(format!(
                         "pattern at {}: ignored ({})",
                         super::schema::display_path(&ppath),
                         e.message()
@@ -459,20 +548,14 @@ impl Ctx<'_> {
                 // Annotation only (the 2019-09/2020-12 default vocabulary).
             } else if super::formats::format_language(f, &fpath)?.is_some() {
                 if let Some(caveat) = super::formats::format_caveat(f) {
-                    let note = format!("format at {}: {f:?} {caveat}", super::schema::display_path(&fpath));
-                    if !self.notes.contains(&note) {
-                        self.notes.push(note);
-                    }
+                    self.approximate(format!("format at {}: {f:?} {caveat}", super::schema::display_path(&fpath)));
                 }
                 s.formats.push((f.clone(), fpath));
             } else {
-                let note = format!(
+                self.approximate(format!(
                     "format at {}: {f:?} is not enforced (unknown or not a regular language)",
                     super::schema::display_path(&fpath)
-                );
-                if !self.notes.contains(&note) {
-                    self.notes.push(note);
-                }
+                ));
             }
         }
         if s.max_length.is_some_and(|m| m < s.min_length) {
@@ -483,7 +566,7 @@ impl Ctx<'_> {
         // With a pattern or format too, the count runs inside every state of
         // its DFA, so the bound is scaled by that DFA's size.
         let mut limit = self.opts.max_exact_length;
-        if (s.min_length > 0 || s.max_length.is_some()) && !(s.patterns.is_empty() && s.formats.is_empty()) {
+        if (s.min_length > 0 || s.max_length.is_some()) && !s.is_plain() {
             let states = self.pattern_states(&s)?.max(1);
             limit = limit.min((MAX_LENGTH_PRODUCT / states) as u32);
         }
@@ -500,7 +583,7 @@ impl Ctx<'_> {
                     )
                     .at_path(kpath));
                 }
-                self.notes.push(format!(
+                self.approximate(format!(
                     "{key} at {}: ignored (above {limit}, the largest length counted exactly here; see max_exact_length)",
                     super::schema::display_path(&kpath)
                 ));
@@ -647,6 +730,25 @@ impl Ctx<'_> {
             min_properties,
             max_properties,
         }))
+    }
+}
+
+/// Nodes of a schema's tree, definitions not followed (capped: only a
+/// comparison of sizes needs it).
+fn ir_size(s: &Schema, depth: usize) -> usize {
+    if depth > 64 {
+        return 1;
+    }
+    1 + match s {
+        Schema::AnyOf(xs) => xs.iter().map(|x| ir_size(x, depth + 1)).sum(),
+        Schema::Array(a) => a.prefix.iter().chain([&a.items]).map(|x| ir_size(x, depth + 1)).sum(),
+        Schema::Object(o) => {
+            o.properties.iter().map(|(_, x)| ir_size(x, depth + 1)).sum::<usize>()
+                + o.pattern_properties.iter().map(|(_, x)| ir_size(x, depth + 1)).sum::<usize>()
+                + ir_size(&o.additional, depth + 1)
+        }
+        Schema::Const(vs) => vs.len(),
+        _ => 0,
     }
 }
 

@@ -395,6 +395,23 @@ impl<'c, 'a> Lowerer<'c, 'a> {
                 parts.push(p);
             }
         }
+        // Complements are over all byte strings: intersect with the valid
+        // encodings (`any_char*`) so only well-formed content remains.
+        let mut negated = Vec::new();
+        for p in &st.not_patterns {
+            let re = super::regex::parse_ecma(&p.source, &p.path)?;
+            negated.push(search_language(&re, &p.path)?);
+        }
+        for (name, path) in &st.not_formats {
+            if let Some(p) = super::formats::format_language(name, path)? {
+                negated.push(p);
+            }
+        }
+        negated.extend(st.excluded.iter().map(|e| Pattern::Hir(super::strings::encoded_literal(e))));
+        if !negated.is_empty() {
+            parts.push(Pattern::Not(Box::new(Pattern::Alt(negated))));
+            parts.push(length_content(0, None));
+        }
         Ok(match parts.len() {
             0 => Pattern::Hir(regex_syntax::hir::Hir::repetition(regex_syntax::hir::Repetition {
                 min: 0,
@@ -423,6 +440,15 @@ impl<'c, 'a> Lowerer<'c, 'a> {
         for (f, _) in &st.formats {
             name.push_str(&format!(" <{f}>"));
         }
+        for p in &st.not_patterns {
+            name.push_str(&format!(" !/{}/", p.source));
+        }
+        for (f, _) in &st.not_formats {
+            name.push_str(&format!(" !<{f}>"));
+        }
+        if !st.excluded.is_empty() {
+            name.push_str(&format!(" !{:?}", st.excluded.iter().take(3).collect::<Vec<_>>()));
+        }
         if let Some(&t) = self.terminals.get(&key) {
             return Ok(t);
         }
@@ -431,15 +457,20 @@ impl<'c, 'a> Lowerer<'c, 'a> {
     }
 
     fn number(&mut self, n: &NumberSchema) -> Result<Expr> {
-        if n.multiple_of.is_empty() {
+        if n.multiple_of.is_empty() && n.not_multiple_of.is_empty() {
             let key = format!("num:{n:?}");
             let name = number_name(n);
             return Ok(Expr::Terminal(self.terminal(key, &name, || Ok(number_pattern(n)))?));
         }
-        let bounds = NumberSchema { multiple_of: vec![], ..n.clone() };
+        let bounds = NumberSchema { multiple_of: vec![], not_multiple_of: vec![], ..n.clone() };
         let mut dfas = vec![TermDfa::from_pattern(&number_pattern(&bounds), MAX_NUMBER_DFA_STATES)?];
         for m in &n.multiple_of {
             dfas.push(mod_dfa(m, MAX_NUMBER_DFA_STATES, "")?);
+        }
+        // Plain decimals only (`is_unbounded` is false), so the complement of
+        // the remainder automaton within `bounds` is exactly the non-multiples.
+        for m in &n.not_multiple_of {
+            dfas.push(mod_dfa(m, MAX_NUMBER_DFA_STATES, "")?.complement());
         }
         let dfa = TermDfa::product(&dfas, MAX_NUMBER_DFA_STATES)?;
         self.dfa_rules(&dfa, "number")

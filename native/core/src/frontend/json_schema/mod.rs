@@ -48,6 +48,7 @@
 pub mod options;
 
 mod build;
+mod complement;
 mod error;
 mod formats;
 mod loader;

@@ -236,10 +236,17 @@ pub(crate) struct NumberSchema {
     /// Integers are written without a decimal point (draft 4, where `1.0`
     /// is not an integer).
     pub no_point: bool,
+    /// Integers are written as digits only, though `1.0` is an integer
+    /// value (the default; `integer_decimal_point` turns it off).
+    pub digits_only: bool,
     pub lower: Option<Bound>,
     pub upper: Option<Bound>,
     /// All `multipleOf` values (after `allOf`, each must hold).
     pub multiple_of: Vec<Decimal>,
+    /// The value is a multiple of none of these (the complement of `multipleOf`).
+    pub not_multiple_of: Vec<Decimal>,
+    /// Values excluded (the complement of `const`/`enum`).
+    pub excluded: Vec<Decimal>,
 }
 
 impl NumberSchema {
@@ -247,20 +254,22 @@ impl NumberSchema {
     pub fn intersect(&self, other: &NumberSchema) -> NumberSchema {
         let lower = tighter(&self.lower, &other.lower, true);
         let upper = tighter(&self.upper, &other.upper, false);
-        let mut multiple_of = self.multiple_of.clone();
-        for m in &other.multiple_of {
-            if !multiple_of.contains(m) {
-                multiple_of.push(m.clone());
-            }
-        }
         NumberSchema {
             integer: self.integer || other.integer,
             fractional: self.fractional || other.fractional,
             no_point: self.no_point || other.no_point,
+            digits_only: self.digits_only || other.digits_only,
             lower,
             upper,
-            multiple_of,
+            multiple_of: union(&self.multiple_of, &other.multiple_of),
+            not_multiple_of: union(&self.not_multiple_of, &other.not_multiple_of),
+            excluded: union(&self.excluded, &other.excluded),
         }
+    }
+
+    /// Exactly the value `d`.
+    pub fn exactly(d: &Decimal) -> NumberSchema {
+        NumberSchema { lower: Some((d.clone(), false)), upper: Some((d.clone(), false)), ..NumberSchema::default() }
     }
 
     /// No value satisfies the bounds (multipleOf aside: 0 is a multiple of everything,
@@ -300,11 +309,29 @@ impl NumberSchema {
             }
         }
         self.multiple_of.iter().all(|m| is_multiple(value, m))
+            && !self.not_multiple_of.iter().any(|m| is_multiple(value, m))
+            && !self.excluded.contains(value)
     }
 
+    /// Exponent notation is allowed: no bound, no exclusion, no fraction
+    /// requirement (each of those is decided on plain decimal texts).
     pub fn is_unbounded(&self) -> bool {
-        self.lower.is_none() && self.upper.is_none() && !self.fractional
+        self.lower.is_none()
+            && self.upper.is_none()
+            && !self.fractional
+            && self.excluded.is_empty()
+            && self.not_multiple_of.is_empty()
     }
+}
+
+fn union(a: &[Decimal], b: &[Decimal]) -> Vec<Decimal> {
+    let mut out = a.to_vec();
+    for d in b {
+        if !out.contains(d) {
+            out.push(d.clone());
+        }
+    }
+    out
 }
 
 fn tighter(a: &Option<Bound>, b: &Option<Bound>, lower: bool) -> Option<Bound> {
@@ -601,15 +628,37 @@ pub(crate) fn number_pattern(s: &NumberSchema) -> Pattern {
     } else {
         base
     };
-    if s.integer {
+    let base = if s.integer {
+        let no_point = s.no_point || s.digits_only;
         if s.is_unbounded() {
-            Pattern::Hir(integer_shape(s.no_point))
+            Pattern::Hir(integer_shape(no_point))
         } else {
-            Pattern::And(vec![base, Pattern::Hir(integer_shape(s.no_point))])
+            Pattern::And(vec![base, Pattern::Hir(integer_shape(no_point))])
         }
     } else {
         base
+    };
+    if s.excluded.is_empty() {
+        base
+    } else {
+        let texts = s.excluded.iter().map(plain_texts).collect();
+        Pattern::And(vec![base, Pattern::Not(Box::new(Pattern::Hir(alt(texts))))])
     }
+}
+
+/// Every plain-decimal text of the value `d` (`-0`, trailing zeros).
+fn plain_texts(d: &Decimal) -> Hir {
+    let sign = if d.is_zero() {
+        opt(lit("-"))
+    } else if d.neg {
+        lit("-")
+    } else {
+        Hir::empty()
+    };
+    let zeros = Hir::repetition(Repetition { min: 1, max: None, greedy: true, sub: Box::new(lit("0")) });
+    let frac =
+        if d.frac.is_empty() { opt(seq(vec![lit("."), zeros])) } else { seq(vec![lit("."), lit(&d.frac), opt(zeros)]) };
+    seq(vec![sign, lit(&d.int), frac])
 }
 
 /// Byte classes of the remainder automaton: `-`, `.`, ten digits, the rest.
@@ -757,7 +806,8 @@ mod tests {
                         no_point: false,
                         lower: lo.map(|b| (dec(b), lx)),
                         upper: hi.map(|b| (dec(b), hx)),
-                        multiple_of: vec![],
+                        excluded: vec![dec("1"), dec("-1.5")],
+                        ..NumberSchema::default()
                     };
                     let d = dfa(&number_pattern(&s));
                     let mut any = false;

@@ -51,6 +51,12 @@ pub struct JsonSchemaOptions {
     /// `if`/`then`/`else`, non-disjoint `oneOf`, ...) instead of refusing the
     /// schema; everything ignored is returned with its JSON pointer. Default `false`.
     pub lenient: bool,
+    /// Accept integers written with a zero fraction (`1.0`, `-2.00`), as the
+    /// JSON Schema spec reads `integer` (draft 6 on). Default `false`:
+    /// integers are digits only, as every LLM-serving library emits them
+    /// and as typed parsers (pydantic strict, Rust, Go) expect; the value
+    /// `1.0` in `const`/`enum` is still the integer 1.
+    pub integer_decimal_point: bool,
     /// Largest `minLength`/`maxLength` enforced exactly. Counting code
     /// points takes ~20 lexer DFA states per unit (escapes and UTF-8
     /// sequences in progress); above this a bound is an error, or with
@@ -77,6 +83,7 @@ impl Default for JsonSchemaOptions {
             strict: false,
             format_assertion: true,
             lenient: false,
+            integer_decimal_point: false,
             max_exact_length: 512,
             max_depth: 64,
             max_work: 1_000_000,

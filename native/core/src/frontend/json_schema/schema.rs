@@ -57,6 +57,22 @@ pub(crate) struct StringSchema {
     pub patterns: Vec<SourceRegex>,
     /// Enforced formats: (name, path).
     pub formats: Vec<(String, String)>,
+    /// None may find a match (the complement of `pattern`).
+    pub not_patterns: Vec<SourceRegex>,
+    /// None may hold (the complement of enforced `format`s).
+    pub not_formats: Vec<(String, String)>,
+    /// Strings excluded (the complement of `const`/`enum`).
+    pub excluded: Vec<String>,
+}
+
+impl StringSchema {
+    /// Only a length bound or nothing: no automaton beside the count.
+    pub fn is_plain(&self) -> bool {
+        self.patterns.is_empty()
+            && self.formats.is_empty()
+            && self.not_patterns.is_empty()
+            && self.not_formats.is_empty()
+    }
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -109,6 +125,8 @@ pub(crate) struct Def {
     /// `$ref` target); intersections are keyed by this set, so `A∩B∩A` is
     /// `A∩B` and recursive intersections close.
     pub members: Vec<RefId>,
+    /// Its build over-approximated something (so it has no exact complement).
+    pub approximate: bool,
 }
 
 #[derive(Clone, Debug)]
@@ -129,6 +147,10 @@ pub(crate) struct Ctx<'a> {
     def_ids: FxHashMap<String, RefId>,
     pair_ids: FxHashMap<Vec<RefId>, RefId>,
     pub notes: Vec<String>,
+    /// Over-approximations made so far (see [`Ctx::approximate`]).
+    pub approximations: usize,
+    /// Complements of definitions, by definition (see [`super::complement`]).
+    pub complement_ids: FxHashMap<RefId, RefId>,
     work: usize,
     matchers: FxHashMap<String, Option<TermDfa>>,
     pattern_sizes: FxHashMap<String, usize>,
@@ -151,6 +173,8 @@ impl<'a> Ctx<'a> {
             def_ids: FxHashMap::default(),
             pair_ids: FxHashMap::default(),
             notes: Vec::new(),
+            approximations: 0,
+            complement_ids: FxHashMap::default(),
             work: 0,
             matchers: FxHashMap::default(),
             pattern_sizes: FxHashMap::default(),
@@ -166,10 +190,20 @@ impl<'a> Ctx<'a> {
         Ok(())
     }
 
+    /// Record an over-approximation: a note for the caller, and a count that
+    /// a complement checks (the complement of an over-approximation would
+    /// under-approximate, rejecting valid values).
+    pub fn approximate(&mut self, note: String) {
+        self.approximations += 1;
+        if !self.notes.contains(&note) {
+            self.notes.push(note);
+        }
+    }
+
     /// A keyword that cannot be enforced: an error, or (lenient) a note.
     pub fn unsupported(&mut self, keyword: &str, path: &str, why: &str) -> Result<()> {
         if self.opts.lenient {
-            self.notes.push(format!("{keyword} at {}: ignored ({why})", display_path(path)));
+            self.approximate(format!("{keyword} at {}: ignored ({why})", display_path(path)));
             Ok(())
         } else {
             Err(schema_error(
@@ -185,7 +219,12 @@ impl<'a> Ctx<'a> {
             return id;
         }
         let id = self.defs.len();
-        self.defs.push(Def { pointer: pointer.to_string(), state: DefState::Pending, members: vec![id] });
+        self.defs.push(Def {
+            pointer: pointer.to_string(),
+            state: DefState::Pending,
+            members: vec![id],
+            approximate: false,
+        });
         self.def_ids.insert(pointer.to_string(), id);
         id
     }
@@ -218,7 +257,14 @@ impl<'a> Ctx<'a> {
     fn def_body_inner(&mut self, id: RefId) -> Result<Schema> {
         let depth = 0;
         match &self.defs[id].state {
-            DefState::Done(s) => Ok(s.clone()),
+            DefState::Done(s) => {
+                // Whoever takes this body takes its approximations too.
+                let s = s.clone();
+                if self.defs[id].approximate {
+                    self.approximations += 1;
+                }
+                Ok(s)
+            }
             DefState::Building => Err(schema_error(
                 "invalid_schema",
                 "this schema refers to itself through `$ref` and `allOf` (or sibling keywords) without an object or array in between, so it has no finite meaning",
@@ -228,9 +274,11 @@ impl<'a> Ctx<'a> {
                 let (x, other) = (*x, other.clone());
                 let pointer = self.defs[id].pointer.clone();
                 self.defs[id].state = DefState::Building;
+                let before = self.approximations;
                 let body = self.def_body(x, depth + 1)?;
                 let schema = self.intersect(&body, &other, &pointer, depth + 1)?;
                 self.defs[id].state = DefState::Done(schema.clone());
+                self.defs[id].approximate = self.approximations > before;
                 Ok(schema)
             }
             DefState::Pending => {
@@ -239,8 +287,10 @@ impl<'a> Ctx<'a> {
                 let value = self.doc.at(&pointer).ok_or_else(|| {
                     schema_error("unknown_ref", format!("no schema at {pointer:?}"), &pointer)
                 })?;
+                let before = self.approximations;
                 let schema = self.build(value, &pointer, depth + 1)?;
                 self.defs[id].state = DefState::Done(schema.clone());
+                self.defs[id].approximate = self.approximations > before;
                 Ok(schema)
             }
         }
@@ -300,16 +350,20 @@ impl<'a> Ctx<'a> {
                         pointer,
                         state: DefState::PendingIntersection(first, Ref(other)),
                         members: key.clone(),
+                        approximate: false,
                     });
                     self.pair_ids.insert(key, id);
                     return Ok(Ref(id));
                 }
-                self.defs.push(Def { pointer, state: DefState::Building, members: key.clone() });
+                self.defs.push(Def { pointer, state: DefState::Building, members: key.clone(), approximate: false });
                 self.pair_ids.insert(key, id);
+                let before = self.approximations;
                 let bx = self.def_body(*x, depth)?;
                 let by = self.def_body(*y, depth)?;
                 let s = self.intersect(&bx, &by, path, depth + 1)?;
                 self.defs[id].state = DefState::Done(s);
+                self.defs[id].approximate =
+                    self.approximations > before || self.defs[*x].approximate || self.defs[*y].approximate;
                 Ref(id)
             }
             // Operands keep their sides: the left one's properties come first.
@@ -364,6 +418,7 @@ impl<'a> Ctx<'a> {
                         pointer,
                         state: DefState::PendingIntersection(*x, other.clone()),
                         members: vec![id],
+                        approximate: false,
                     });
                     return Ok(Ref(id));
                 }
@@ -403,6 +458,21 @@ impl<'a> Ctx<'a> {
                 for f in &y.formats {
                     if !s.formats.iter().any(|g| g.0 == f.0) {
                         s.formats.push(f.clone());
+                    }
+                }
+                for p in &y.not_patterns {
+                    if !s.not_patterns.contains(p) {
+                        s.not_patterns.push(p.clone());
+                    }
+                }
+                for f in &y.not_formats {
+                    if !s.not_formats.iter().any(|g| g.0 == f.0) {
+                        s.not_formats.push(f.clone());
+                    }
+                }
+                for e in &y.excluded {
+                    if !s.excluded.contains(e) {
+                        s.excluded.push(e.clone());
                     }
                 }
                 if s.max_length.is_some_and(|m| m < s.min_length) {
@@ -616,19 +686,31 @@ impl<'a> Ctx<'a> {
             }
         }
         for (name, path) in &s.formats {
-            let key = format!("format:{name}");
-            if !self.matcher_contains(&key, v, |_| {
-                Ok(super::formats::format_language(name, path)?.map(super::strings::quoted))
-            })? {
+            if !self.format_holds(name, path, v)? {
                 return Ok(false);
             }
         }
-        Ok(true)
+        for p in &s.not_patterns {
+            if self.regex_finds(p, v)? {
+                return Ok(false);
+            }
+        }
+        for (name, path) in &s.not_formats {
+            if self.format_holds(name, path, v)? {
+                return Ok(false);
+            }
+        }
+        Ok(!s.excluded.iter().any(|e| e == v))
+    }
+
+    fn format_holds(&mut self, name: &str, path: &str, v: &str) -> Result<bool> {
+        let key = format!("format:{name}");
+        self.matcher_contains(&key, v, |_| Ok(super::formats::format_language(name, path)?.map(super::strings::quoted)))
     }
 
     /// States of the DFA of a string schema's patterns and formats (lengths aside).
     pub fn pattern_states(&mut self, s: &StringSchema) -> Result<usize> {
-        let key = format!("{:?}|{:?}", s.patterns, s.formats);
+        let key = format!("{:?}|{:?}|{:?}|{:?}", s.patterns, s.formats, s.not_patterns, s.not_formats);
         if let Some(&n) = self.pattern_sizes.get(&key) {
             return Ok(n);
         }
@@ -640,6 +722,15 @@ impl<'a> Ctx<'a> {
         for (name, path) in &s.formats {
             if let Some(p) = super::formats::format_language(name, path)? {
                 parts.push(p);
+            }
+        }
+        for p in &s.not_patterns {
+            let re = parse_ecma(&p.source, &p.path)?;
+            parts.push(Pattern::Not(Box::new(search_language(&re, &p.path)?)));
+        }
+        for (name, path) in &s.not_formats {
+            if let Some(p) = super::formats::format_language(name, path)? {
+                parts.push(Pattern::Not(Box::new(p)));
             }
         }
         let n = match TermDfa::from_pattern(&Pattern::And(parts), 200_000) {
@@ -689,7 +780,17 @@ impl<'a> Ctx<'a> {
     /// Provably no value is valid against both (false when unsure).
     pub fn disjoint(&mut self, a: &Schema, b: &Schema, path: &str) -> Result<bool> {
         // Any error on the way (an unsupported combination, the depth
-        // limit) means "unsure"; definitions it left half built are reset.
+        // limit) means "unsure".
+        Ok(match self.undo_on_error(|ctx| ctx.intersect(a, b, path, 0)) {
+            Ok(s) => self.is_never(&s, 0),
+            Err(_) => false,
+        })
+    }
+
+    /// Run `f`; if it fails, forget the notes and definitions it added and
+    /// reset the definitions it left half built, so a failed attempt (an
+    /// intersection for `oneOf`, a complement) leaves no trace.
+    pub fn undo_on_error<T>(&mut self, f: impl FnOnce(&mut Self) -> Result<T>) -> Result<T> {
         let notes = self.notes.len();
         let defs = self.defs.len();
         let before: Vec<Option<DefState>> = self
@@ -697,23 +798,21 @@ impl<'a> Ctx<'a> {
             .iter()
             .map(|d| if matches!(d.state, DefState::Done(_)) { None } else { Some(d.state.clone()) })
             .collect();
-        // Notes stay when the intersection succeeds: definitions it built stay
-        // cached and will not note their approximations again.
-        let r = match self.intersect(a, b, path, 0) {
-            Ok(s) => self.is_never(&s, 0),
-            Err(_) => {
-                self.notes.truncate(notes);
-                self.defs.truncate(defs);
-                self.pair_ids.retain(|_, id| *id < defs);
-                for (d, state) in self.defs.iter_mut().zip(before) {
-                    if let Some(state) = state {
-                        d.state = state;
-                    }
+        // Notes stay when `f` succeeds: definitions it built stay cached and
+        // will not note their approximations again.
+        let r = f(self);
+        if r.is_err() {
+            self.notes.truncate(notes);
+            self.defs.truncate(defs);
+            self.pair_ids.retain(|_, id| *id < defs);
+            self.complement_ids.retain(|k, id| *k < defs && *id < defs);
+            for (d, state) in self.defs.iter_mut().zip(before) {
+                if let Some(state) = state {
+                    d.state = state;
                 }
-                false
             }
-        };
-        Ok(r)
+        }
+        r
     }
 
     /// Is the schema provably unsatisfiable? (conservative)

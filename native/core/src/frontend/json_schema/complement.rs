@@ -1,0 +1,387 @@
+//! Complements of schemas, for `not`, `if`/`then`/`else` and exclusive `oneOf`.
+//!
+//! Takes a schema of the IR; gives the schema of exactly the values that
+//! are *not* valid against it, again in the IR (which has no negation node:
+//! every construct below is positive), or the reason there is none.
+//!
+//! The complement is type-directed. A value fails a schema by its type (the
+//! types a schema does not allow are wholly in its complement) or, within an
+//! allowed type, by violating at least one keyword. Within a type the
+//! keywords are independent conjuncts, so the complement is the union of
+//! the per-keyword violations, each a positive schema of that type:
+//!
+//! | schema | violations (besides the other types) |
+//! |---|---|
+//! | number | below the lower bound, above the upper, not a multiple of a `multipleOf`, a multiple of an excluded modulus, fractional where integers are wanted (and the reverse), an excluded value |
+//! | string | too short, too long, a pattern finds no match (`not_patterns`), a format does not hold, an excluded string |
+//! | array | too few or too many items, item `i` in the complement of `prefix[i]`, an item past a closed prefix |
+//! | object | too few or too many members, a required key absent (its property `Never`), a known key present with a value in the complement of its schema (patterns that match the key included) |
+//! | `const`/`enum` | every value's complement, intersected (an array or object value by length and position or key) |
+//! | `anyOf` | the intersection of the complements |
+//! | `$ref` | a definition of its own, so recursion closes through it |
+//!
+//! Numbers outside a bound are written in plain decimals, as every bounded
+//! number is ([`super::numbers`]); this restricts texts, never values.
+//!
+//! What has no complement here is refused, with the reason: `patternProperties`,
+//! `additionalProperties` and `propertyNames` of an object, and items after
+//! a prefix (a violation is "some member has a value outside a schema", an
+//! existential over members the lowering does not express); and anything
+//! built from an over-approximation (ignored keywords, unenforced formats,
+//! dropped lengths): its complement would reject valid values. The callers
+//! then refuse the keyword, or with `lenient` over-approximate it.
+
+use serde_json::Value;
+
+use super::error::schema_error;
+use super::numbers::{Decimal, NumberSchema};
+use super::schema::{
+    any_of, simplify_array, simplify_object, ArraySchema, Ctx, Def, DefState, ObjectSchema, Schema, StringSchema,
+};
+use crate::error::{Error, Result};
+
+/// The JSON types, as the IR splits values.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Null,
+    Boolean,
+    Number,
+    String,
+    Array,
+    Object,
+}
+
+const KINDS: [Kind; 6] = [Kind::Null, Kind::Boolean, Kind::Number, Kind::String, Kind::Array, Kind::Object];
+
+/// Every value of one type.
+fn all_of(kind: Kind) -> Schema {
+    match kind {
+        Kind::Null => Schema::Null,
+        Kind::Boolean => Schema::Boolean(None),
+        Kind::Number => Schema::Number(NumberSchema::default()),
+        Kind::String => Schema::String(StringSchema::default()),
+        Kind::Array => any_array(),
+        Kind::Object => Schema::Object(Box::new(ObjectSchema::any(Schema::Any))),
+    }
+}
+
+fn any_array() -> Schema {
+    Schema::Array(Box::new(ArraySchema { prefix: vec![], items: Schema::Any, min_items: 0, max_items: None }))
+}
+
+/// Every value not of this type.
+fn all_but(kind: Kind) -> Vec<Schema> {
+    KINDS.iter().filter(|k| **k != kind).map(|k| all_of(*k)).collect()
+}
+
+/// Every value of another type than objects (keywords about objects pass them).
+pub(crate) fn non_objects() -> Vec<Schema> {
+    all_but(Kind::Object)
+}
+
+fn array(prefix: Vec<Schema>, items: Schema, min_items: u32, max_items: Option<u32>) -> Schema {
+    simplify_array(ArraySchema { prefix, items, min_items, max_items })
+}
+
+fn object(properties: Vec<(String, Schema)>, required: Vec<String>, min: u32, max: Option<u32>) -> Schema {
+    let mut o = ObjectSchema::any(Schema::Any);
+    o.properties = properties;
+    o.required = required;
+    o.min_properties = min;
+    o.max_properties = max;
+    simplify_object(o)
+}
+
+/// Objects that have the member `key` (any value).
+pub(crate) fn has_key(key: &str) -> Schema {
+    object(vec![(key.to_string(), Schema::Any)], vec![key.to_string()], 0, None)
+}
+
+/// Objects without the member `key`.
+pub(crate) fn lacks_key(key: &str) -> Schema {
+    object(vec![(key.to_string(), Schema::Never)], vec![], 0, None)
+}
+
+fn cannot(why: impl Into<String>, path: &str) -> Error {
+    schema_error("no_complement", why.into(), path)
+}
+
+impl Ctx<'_> {
+    /// The exact complement of `s`, built since the approximation count was
+    /// `before` (pass the count from before `s` was built): `Err(reason)`
+    /// when there is none. Definitions left half built by a failed attempt
+    /// are reset.
+    pub fn exact_complement(
+        &mut self,
+        s: &Schema,
+        before: usize,
+        path: &str,
+    ) -> Result<std::result::Result<Schema, String>> {
+        const APPROXIMATED: &str = "its schema is itself over-approximated (an ignored keyword, an unenforced \
+                                    format or length), and the complement of an over-approximation would reject valid values";
+        if self.approximations > before {
+            return Ok(Err(APPROXIMATED.to_string()));
+        }
+        match self.undo_on_error(|ctx| ctx.complement(s, path, 0)) {
+            Ok(_) if self.approximations > before => Ok(Err(APPROXIMATED.to_string())),
+            Ok(c) => Ok(Ok(c)),
+            // Resource limits stay errors; everything else is a reason.
+            Err(e) if e.kind() == crate::error::ErrorKind::Limit && e.code() != "max_depth" => Err(e),
+            Err(e) => Ok(Err(e.message().to_string())),
+        }
+    }
+
+    /// Values not valid against `s`.
+    fn complement(&mut self, s: &Schema, path: &str, depth: usize) -> Result<Schema> {
+        self.tick(path)?;
+        if depth > self.opts.max_depth {
+            return Err(Error::limit("max_depth", depth, self.opts.max_depth).at_path(path.to_string()));
+        }
+        let mut out = match s {
+            Schema::Any => return Ok(Schema::Never),
+            Schema::Never => return Ok(Schema::Any),
+            Schema::AnyOf(xs) => {
+                let mut acc = Schema::Any;
+                for x in xs {
+                    let c = self.complement(x, path, depth + 1)?;
+                    acc = self.intersect(&acc, &c, path, depth + 1)?;
+                }
+                return Ok(acc);
+            }
+            Schema::Ref(id) => return self.complement_def(*id, path, depth),
+            Schema::Const(values) => return self.complement_values(values, path, depth),
+            Schema::Null => all_but(Kind::Null),
+            Schema::Boolean(None) => all_but(Kind::Boolean),
+            Schema::Boolean(Some(b)) => {
+                let mut v = all_but(Kind::Boolean);
+                v.push(Schema::Boolean(Some(!b)));
+                v
+            }
+            Schema::Number(n) => all_but(Kind::Number).into_iter().chain(self.number_violations(n)).collect(),
+            Schema::String(st) => all_but(Kind::String).into_iter().chain(string_violations(st)).collect(),
+            Schema::Array(a) => {
+                let mut v = all_but(Kind::Array);
+                v.extend(self.array_violations(a, path, depth)?);
+                v
+            }
+            Schema::Object(o) => {
+                let mut v = all_but(Kind::Object);
+                v.extend(self.object_violations(o, path, depth)?);
+                v
+            }
+        };
+        out.retain(|s| *s != Schema::Never);
+        Ok(any_of(out))
+    }
+
+    fn number_violations(&self, n: &NumberSchema) -> Vec<Schema> {
+        let num = |n: NumberSchema| Schema::Number(n);
+        let mut out = Vec::new();
+        if n.integer {
+            out.push(num(NumberSchema { fractional: true, ..NumberSchema::default() }));
+        }
+        if n.fractional {
+            let digits_only = !self.opts.integer_decimal_point;
+            out.push(num(NumberSchema { integer: true, digits_only, ..NumberSchema::default() }));
+        }
+        if let Some((d, exclusive)) = &n.lower {
+            out.push(num(NumberSchema { upper: Some((d.clone(), !exclusive)), ..NumberSchema::default() }));
+        }
+        if let Some((d, exclusive)) = &n.upper {
+            out.push(num(NumberSchema { lower: Some((d.clone(), !exclusive)), ..NumberSchema::default() }));
+        }
+        for m in &n.multiple_of {
+            out.push(num(NumberSchema { not_multiple_of: vec![m.clone()], ..NumberSchema::default() }));
+        }
+        for m in &n.not_multiple_of {
+            out.push(num(NumberSchema { multiple_of: vec![m.clone()], ..NumberSchema::default() }));
+        }
+        for d in &n.excluded {
+            out.push(num(NumberSchema::exactly(d)));
+        }
+        out
+    }
+
+    fn array_violations(&mut self, a: &ArraySchema, path: &str, depth: usize) -> Result<Vec<Schema>> {
+        let mut out = Vec::new();
+        if a.min_items > 0 {
+            out.push(array(vec![], Schema::Any, 0, Some(a.min_items - 1)));
+        }
+        if let Some(m) = a.max_items {
+            out.push(array(vec![], Schema::Any, m.saturating_add(1), None));
+        }
+        for (i, p) in a.prefix.iter().enumerate() {
+            if *p == Schema::Any {
+                continue;
+            }
+            let c = self.complement(p, path, depth + 1)?;
+            let mut prefix = vec![Schema::Any; i];
+            prefix.push(c);
+            out.push(array(prefix, Schema::Any, i as u32 + 1, None));
+        }
+        match &a.items {
+            Schema::Any => {}
+            Schema::Never => out.push(array(vec![], Schema::Any, a.prefix.len() as u32 + 1, None)),
+            _ => {
+                return Err(cannot(
+                    "the complement of `items` (some item, past the prefix, outside its schema) is not expressed",
+                    path,
+                ))
+            }
+        }
+        Ok(out)
+    }
+
+    fn object_violations(&mut self, o: &ObjectSchema, path: &str, depth: usize) -> Result<Vec<Schema>> {
+        if o.pattern_properties.iter().any(|(_, s)| *s != Schema::Any) {
+            return Err(cannot(
+                "the complement of `patternProperties` (some member whose key matches, with a value outside its schema) is not expressed",
+                path,
+            ));
+        }
+        if o.additional != Schema::Any {
+            return Err(cannot(
+                "the complement of `additionalProperties` (some other member, with a value outside its schema) is not expressed",
+                path,
+            ));
+        }
+        if o.property_names != Schema::Any {
+            return Err(cannot(
+                "the complement of `propertyNames` (some key outside its schema) is not expressed",
+                path,
+            ));
+        }
+        let mut out = Vec::new();
+        if o.min_properties > 0 {
+            out.push(object(vec![], vec![], 0, Some(o.min_properties - 1)));
+        }
+        if let Some(m) = o.max_properties {
+            out.push(object(vec![], vec![], m.saturating_add(1), None));
+        }
+        for r in &o.required {
+            out.push(lacks_key(r));
+        }
+        for (k, s) in &o.properties {
+            if *s == Schema::Any {
+                continue;
+            }
+            let c = self.complement(s, path, depth + 1)?;
+            if c != Schema::Never {
+                out.push(object(vec![(k.clone(), c)], vec![k.clone()], 0, None));
+            }
+        }
+        Ok(out)
+    }
+
+    /// Values equal to none of `values`.
+    fn complement_values(&mut self, values: &[Value], path: &str, depth: usize) -> Result<Schema> {
+        let mut null = false;
+        let mut bools = [false; 2];
+        let mut numbers = Vec::new();
+        let mut strings = Vec::new();
+        let mut arrays = Vec::new();
+        let mut objects = Vec::new();
+        for v in values {
+            match v {
+                Value::Null => null = true,
+                Value::Bool(b) => bools[*b as usize] = true,
+                Value::Number(n) => numbers.push(Decimal::parse(&n.to_string(), path)?),
+                Value::String(s) => strings.push(s.clone()),
+                Value::Array(items) => arrays.push(items),
+                Value::Object(map) => objects.push(map),
+            }
+        }
+        let mut out = Vec::new();
+        if !null {
+            out.push(Schema::Null);
+        }
+        match bools {
+            [false, false] => out.push(Schema::Boolean(None)),
+            [true, false] => out.push(Schema::Boolean(Some(true))),
+            [false, true] => out.push(Schema::Boolean(Some(false))),
+            [true, true] => {}
+        }
+        out.push(Schema::Number(NumberSchema { excluded: numbers, ..NumberSchema::default() }));
+        out.push(Schema::String(StringSchema { excluded: strings, ..StringSchema::default() }));
+        let mut acc = any_array();
+        for items in arrays {
+            let n = items.len() as u32;
+            let mut alts = Vec::new();
+            if n > 0 {
+                alts.push(array(vec![], Schema::Any, 0, Some(n - 1)));
+            }
+            alts.push(array(vec![], Schema::Any, n + 1, None));
+            for (i, item) in items.iter().enumerate() {
+                let c = self.complement_values(std::slice::from_ref(item), path, depth + 1)?;
+                let mut prefix = vec![Schema::Any; i];
+                prefix.push(c);
+                alts.push(array(prefix, Schema::Any, i as u32 + 1, None));
+            }
+            acc = self.intersect(&acc, &any_of(alts), path, depth + 1)?;
+        }
+        out.push(acc);
+        let mut acc = all_of(Kind::Object);
+        for map in objects {
+            // Same size and every key present means no other key.
+            let n = map.len() as u32;
+            let mut alts = Vec::new();
+            if n > 0 {
+                alts.push(object(vec![], vec![], 0, Some(n - 1)));
+            }
+            alts.push(object(vec![], vec![], n + 1, None));
+            for (k, v) in map {
+                alts.push(lacks_key(k));
+                let c = self.complement_values(std::slice::from_ref(v), path, depth + 1)?;
+                alts.push(object(vec![(k.clone(), c)], vec![k.clone()], 0, None));
+            }
+            acc = self.intersect(&acc, &any_of(alts), path, depth + 1)?;
+        }
+        out.push(acc);
+        Ok(any_of(out))
+    }
+
+    /// The complement of a definition, as a definition of its own.
+    fn complement_def(&mut self, id: usize, path: &str, depth: usize) -> Result<Schema> {
+        if let Some(&c) = self.complement_ids.get(&id) {
+            return Ok(Schema::Ref(c));
+        }
+        if !matches!(self.defs[id].state, DefState::Done(_) | DefState::Pending) {
+            return Err(cannot("it refers to a schema that is still being built (through `$ref`)", path));
+        }
+        let body = self.def_body(id, depth)?;
+        let c = self.defs.len();
+        let pointer = format!("{} (complement)", self.defs[id].pointer);
+        self.defs.push(Def { pointer, state: DefState::Building, members: vec![c], approximate: false });
+        self.complement_ids.insert(id, c);
+        let s = self.complement(&body, path, depth + 1)?;
+        self.defs[c].state = DefState::Done(s);
+        Ok(Schema::Ref(c))
+    }
+}
+
+fn string_violations(st: &StringSchema) -> Vec<Schema> {
+    let string = |s: StringSchema| Schema::String(s);
+    let mut out = Vec::new();
+    if st.min_length > 0 {
+        out.push(string(StringSchema { max_length: Some(st.min_length - 1), ..StringSchema::default() }));
+    }
+    if let Some(m) = st.max_length {
+        out.push(string(StringSchema { min_length: m.saturating_add(1), ..StringSchema::default() }));
+    }
+    for p in &st.patterns {
+        out.push(string(StringSchema { not_patterns: vec![p.clone()], ..StringSchema::default() }));
+    }
+    for p in &st.not_patterns {
+        out.push(string(StringSchema { patterns: vec![p.clone()], ..StringSchema::default() }));
+    }
+    for f in &st.formats {
+        out.push(string(StringSchema { not_formats: vec![f.clone()], ..StringSchema::default() }));
+    }
+    for f in &st.not_formats {
+        out.push(string(StringSchema { formats: vec![f.clone()], ..StringSchema::default() }));
+    }
+    if !st.excluded.is_empty() {
+        out.push(Schema::Const(st.excluded.iter().map(|e| Value::String(e.clone())).collect()));
+    }
+    out
+}
