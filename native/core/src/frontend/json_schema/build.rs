@@ -135,7 +135,7 @@ impl Ctx<'_> {
             let npath = child_path(path, "not");
             let before = self.approximations;
             let sub = self.build(not, &npath, depth + 1)?;
-            match self.exact_complement(&sub, before, &npath)? {
+            match self.exact_complement(&sub, before, &npath) {
                 Ok(c) => schema = self.intersect(&schema, &c, path, 0)?,
                 Err(why) => self.unsupported("not", &npath, &why)?,
             }
@@ -201,7 +201,7 @@ impl Ctx<'_> {
         let mut complements: Vec<Option<Schema>> = vec![None; n];
         for j in 0..n {
             if (0..n).any(|i| overlaps[i * n + j]) {
-                match self.exact_complement(&alts[j].1.clone(), before, &one_of_path)? {
+                match self.exact_complement(&alts[j].1.clone(), before, &one_of_path) {
                     Ok(c) => complements[j] = Some(c),
                     Err(why) => {
                         let why = format!(
@@ -243,7 +243,7 @@ impl Ctx<'_> {
         let ipath = child_path(path, "if");
         let before = self.approximations;
         let if_s = self.sub(map, "if", path, depth)?.unwrap_or(Schema::Any);
-        let not_if = self.exact_complement(&if_s, before, &ipath)?;
+        let not_if = self.exact_complement(&if_s, before, &ipath);
         let then_s = self.sub(map, "then", path, depth)?.unwrap_or(Schema::Any);
         let else_s = self.sub(map, "else", path, depth)?.unwrap_or(Schema::Any);
         let filter = match not_if {

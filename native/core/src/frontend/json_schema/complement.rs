@@ -111,23 +111,25 @@ impl Ctx<'_> {
     /// `before` (pass the count from before `s` was built): `Err(reason)`
     /// when there is none. Definitions left half built by a failed attempt
     /// are reset.
-    pub fn exact_complement(
-        &mut self,
-        s: &Schema,
-        before: usize,
-        path: &str,
-    ) -> Result<std::result::Result<Schema, String>> {
+    pub fn exact_complement(&mut self, s: &Schema, before: usize, path: &str) -> std::result::Result<Schema, String> {
         const APPROXIMATED: &str = "its schema is itself over-approximated (an ignored keyword, an unenforced \
                                     format or length), and the complement of an over-approximation would reject valid values";
         if self.approximations > before {
-            return Ok(Err(APPROXIMATED.to_string()));
+            return Err(APPROXIMATED.to_string());
         }
-        match self.undo_on_error(|ctx| ctx.complement(s, path, 0)) {
-            Ok(_) if self.approximations > before => Ok(Err(APPROXIMATED.to_string())),
-            Ok(c) => Ok(Ok(c)),
-            // Resource limits stay errors; everything else is a reason.
-            Err(e) if e.kind() == crate::error::ErrorKind::Limit && e.code() != "max_depth" => Err(e),
-            Err(e) => Ok(Err(e.message().to_string())),
+        // A complement may take at most half of the work left, and gives it
+        // back when it fails, so the rest of the schema still has its budget.
+        let work = self.work;
+        let share = (self.opts.max_work - work.min(self.opts.max_work)) / 2;
+        self.work = self.opts.max_work - share;
+        let r = self.undo_on_error(|ctx| ctx.complement(s, path, 0));
+        let used = self.work - (self.opts.max_work - share);
+        self.work = work + if r.is_ok() { used } else { 0 };
+        match r {
+            Ok(_) if self.approximations > before => Err(APPROXIMATED.to_string()),
+            Ok(c) => Ok(c),
+            // Its own budget spent counts as "no complement" too (the message says which limit).
+            Err(e) => Err(e.message().to_string()),
         }
     }
 

@@ -299,21 +299,30 @@ impl Lowerer<'_, '_> {
         max: Option<usize>,
         level: u32,
     ) -> Result<Expr> {
-        let cap = max.unwrap_or(min.max(1));
-        // Which known members are tracked in the state.
-        let exact = known.len() < 31 && (1usize << known.len()).saturating_mul(cap + 1) <= MAX_ANY_ORDER_STATES;
-        let tracked: Vec<usize> = (0..known.len()).filter(|&j| exact || known[j].required).collect();
-        let mut tracked = tracked;
-        if tracked.len() >= 31 || (1usize << tracked.len()).saturating_mul(cap + 1) > MAX_ANY_ORDER_STATES {
-            let states = (1usize << tracked.len().min(40)).saturating_mul(cap + 1);
-            if !self.ctx.opts.lenient {
-                return Err(limit_error("json_schema_any_order_states", states, MAX_ANY_ORDER_STATES, ""));
-            }
+        // Past the state bound this over-approximates rather than refusing
+        // (a note says what): first optional properties may repeat, then
+        // only the first required ones are tracked, then the member count
+        // is not.
+        let (mut min, mut max) = (min, max);
+        let mut cap = max.unwrap_or(min.max(1));
+        if cap + 1 > MAX_ANY_ORDER_STATES {
             self.ctx.notes.push(format!(
-                "any_order: {} required properties are too many to track; `required` is not enforced there",
-                tracked.len()
+                "any_order: minProperties/maxProperties ({min}/{}) are not enforced (more members than the {MAX_ANY_ORDER_STATES} states tracked)",
+                max.map(|m| m.to_string()).unwrap_or_else(|| "-".into())
             ));
-            tracked.clear();
+            (min, max, cap) = (0, None, 1);
+        }
+        let fits = |n: usize| n < 31 && (1usize << n).saturating_mul(cap + 1) <= MAX_ANY_ORDER_STATES;
+        let exact = fits(known.len());
+        let mut tracked: Vec<usize> = (0..known.len()).filter(|&j| exact || known[j].required).collect();
+        if !fits(tracked.len()) {
+            let keep = (0..tracked.len()).rev().find(|&n| fits(n)).unwrap_or(0);
+            self.ctx.notes.push(format!(
+                "any_order: {} required properties are too many to track; {} of them are not enforced, and properties may repeat",
+                tracked.len(),
+                tracked.len() - keep
+            ));
+            tracked.truncate(keep);
         } else if !exact {
             self.ctx.notes.push(format!(
                 "any_order: {} properties are too many to track each; optional properties may repeat",

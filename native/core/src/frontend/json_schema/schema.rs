@@ -151,7 +151,7 @@ pub(crate) struct Ctx<'a> {
     pub approximations: usize,
     /// Complements of definitions, by definition (see [`super::complement`]).
     pub complement_ids: FxHashMap<RefId, RefId>,
-    work: usize,
+    pub work: usize,
     matchers: FxHashMap<String, Option<TermDfa>>,
     pattern_sizes: FxHashMap<String, usize>,
     /// Definitions being built inside each other right now.
