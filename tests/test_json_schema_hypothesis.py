@@ -384,6 +384,8 @@ def array_schema(draw, children) -> dict:
         s["minItems"] = draw(st.integers(0, 3))
     if draw(st.integers(0, 2)) == 0:
         s["maxItems"] = draw(st.integers(0, 4))
+    if draw(st.integers(0, 3)) == 0:
+        s["contains"] = draw(children)
     return s
 
 
@@ -704,7 +706,7 @@ def _near(schema: Any) -> st.SearchStrategy:
     for key in ("anyOf", "oneOf", "allOf"):
         for branch in schema.get(key, []):
             options.append(instances(branch))
-    for key in ("not", "if", "then", "else"):
+    for key in ("not", "if", "then", "else", "contains"):
         if key in schema:
             options.append(instances(schema[key]))
     dependent = {

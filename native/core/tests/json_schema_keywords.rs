@@ -226,11 +226,19 @@ fn any_of_all_of_one_of() {
     // Overlapping alternatives: exactly one must hold (each ∧ the others' complements).
     let overlap = json!({"oneOf": [{"type": "integer"}, {"minimum": 2}]});
     check(overlap, &["1", "2.5", "-3", "true", r#""s""#], &["2", "3", "1.5"]);
-    // Overlapping, and one alternative has no complement here (`additionalProperties`).
-    let overlap = json!({"oneOf": [
+    // Overlapping closed objects: the complement of `additionalProperties` is "some other member".
+    let closed = json!({"oneOf": [
         {"type": "object", "properties": {"a": {}}, "additionalProperties": false},
         {"type": "object", "required": ["a"]},
     ]});
+    let any_order = JsonSchemaOptions { any_order: true, ..JsonSchemaOptions::default() };
+    check_with(closed, &any_order, &["{}", r#"{"a":1,"b":2}"#, r#"{"b":2,"a":1}"#], &[r#"{"a":1}"#, r#"{"b":1}"#]);
+    // Overlapping arrays: the complement of `items` is "some item outside it".
+    let arrays = json!({"oneOf": [{"type": "array", "items": {"type": "integer"}}, {"type": "array", "maxItems": 1}]});
+    check(arrays, &[r#"["a"]"#, "[1,2]"], &["[]", "[1]", r#"[1,"a"]"#, r#"["a","b"]"#]);
+    // Overlapping, and one alternative has no complement here (`contains` inside a complement).
+    let overlap =
+        json!({"oneOf": [{"type": "array", "contains": {"type": "integer"}}, {"type": "array", "maxItems": 1}]});
     assert_eq!(error_code(overlap.clone(), &JsonSchemaOptions::default()).0, "unsupported_keyword");
     let lenient = JsonSchemaOptions { lenient: true, ..JsonSchemaOptions::default() };
     let (_, notes) = json_schema_grammar(&overlap, &lenient).unwrap();
@@ -313,8 +321,9 @@ fn formats() {
 fn unsupported_keywords() {
     for (schema, keyword) in [
         (json!({"type": "array", "uniqueItems": true}), "/uniqueItems"),
-        (json!({"not": {"type": "object", "additionalProperties": false}}), "/not"),
-        (json!({"if": {"propertyNames": {"maxLength": 2}}, "then": {"minProperties": 2}}), "/if"),
+        (json!({"not": {"type": "array", "contains": {"type": "integer"}}}), "/not"),
+        (json!({"if": {"contains": {"type": "string"}}, "then": {"minItems": 2}}), "/if"),
+        (json!({"type": "array", "contains": {"type": "string"}, "maxContains": 2}), "/maxContains"),
     ] {
         let (code, path) = error_code(schema.clone(), &JsonSchemaOptions::default());
         assert_eq!((code, path.as_deref()), ("unsupported_keyword", Some(keyword)), "{schema}");
@@ -363,6 +372,37 @@ fn complements() {
         &any_order,
         &[r#"{"a":1}"#, r#"{"b":1,"a":null}"#],
         &["{}", r#"{"a":"s"}"#, r#"{"b":1}"#],
+    );
+    // Some item: `contains`, and the complement of `items` (past a prefix too).
+    check(
+        json!({"type": "array", "contains": {"type": "string"}, "maxItems": 3}),
+        &[r#"["a"]"#, r#"[1,"a"]"#, r#"[1,2,"a"]"#, r#"["a",1,2]"#],
+        &["[]", "[1]", "[1,2,3]", r#"[1,2,3,"a"]"#],
+    );
+    check(json!({"type": "array", "contains": {"type": "string"}, "minContains": 0}), &["[]", "[1]"], &["{}"]);
+    check(
+        json!({"type": "array", "not": {"prefixItems": [{"type": "string"}], "items": {"type": "integer"}}}),
+        &[r#"["a","b"]"#, "[1]", r#"["a",1,null]"#],
+        &["[]", r#"["a"]"#, r#"["a",1,2]"#],
+    );
+    // Other members: additionalProperties, patternProperties, propertyNames.
+    check_with(
+        json!({"type": "object", "not": {"properties": {"a": {}}, "additionalProperties": false}}),
+        &any_order,
+        &[r#"{"b":1}"#, r#"{"a":1,"b":1}"#, r#"{"b":1,"a":1}"#],
+        &["{}", r#"{"a":1}"#],
+    );
+    check_with(
+        json!({"type": "object", "properties": {"x0": {"type": "string"}}, "not": {"patternProperties": {"^x": {"type": "integer"}}}}),
+        &any_order,
+        &[r#"{"x1":"s"}"#, r#"{"x0":"s"}"#, r#"{"y":1,"x2":null}"#],
+        &["{}", r#"{"x1":1}"#, r#"{"y":"s"}"#],
+    );
+    check_with(
+        json!({"type": "object", "not": {"propertyNames": {"maxLength": 2}}}),
+        &any_order,
+        &[r#"{"abc":1}"#, r#"{"a":1,"abc":2}"#],
+        &["{}", r#"{"ab":1}"#],
     );
     check(
         json!({"type": "array", "not": {"items": false, "prefixItems": [{"type": "integer"}]}}),

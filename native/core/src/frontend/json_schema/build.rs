@@ -42,6 +42,7 @@ const TYPE_KEYWORDS: &[&str] = &[
     "additionalItems",
     "minItems",
     "maxItems",
+    "contains",
     "properties",
     "patternProperties",
     "additionalProperties",
@@ -135,8 +136,12 @@ impl Ctx<'_> {
             let npath = child_path(path, "not");
             let before = self.approximations;
             let sub = self.build(not, &npath, depth + 1)?;
-            match self.exact_complement(&sub, before, &npath) {
-                Ok(c) => schema = self.intersect(&schema, &c, path, 0)?,
+            let negated = match self.exact_complement(&sub, before, &npath) {
+                Ok(c) => self.budgeted(|ctx| ctx.intersect(&schema, &c, path, 0)).map_err(|e| e.message().to_string()),
+                Err(why) => Err(why),
+            };
+            match negated {
+                Ok(s) => schema = s,
                 Err(why) => self.unsupported("not", &npath, &why)?,
             }
         }
@@ -213,17 +218,30 @@ impl Ctx<'_> {
                 }
             }
         }
-        let mut out = Vec::with_capacity(n);
-        for i in 0..n {
-            let mut a = alts[i].0.clone();
-            for (j, c) in complements.iter().enumerate() {
-                if let (true, Some(c)) = (overlaps[i * n + j], c) {
-                    a = self.intersect(&a, c, path, 0)?;
+        let exclusive = self.budgeted(|ctx| {
+            let mut out = Vec::with_capacity(n);
+            for i in 0..n {
+                let mut a = alts[i].0.clone();
+                for (j, c) in complements.iter().enumerate() {
+                    if let (true, Some(c)) = (overlaps[i * n + j], c) {
+                        a = ctx.intersect(&a, c, path, 0)?;
+                    }
                 }
+                out.push(a);
             }
-            out.push(a);
-        }
-        let exclusive = any_of(out);
+            Ok(any_of(out))
+        });
+        let exclusive = match exclusive {
+            Ok(s) => s,
+            Err(e) => {
+                let why = format!(
+                    "alternatives may overlap, and their exclusive form is too large ({}); it is read as anyOf",
+                    e.message()
+                );
+                self.unsupported("oneOf", &one_of_path, &why)?;
+                return Ok(anyof(alts));
+            }
+        };
         // Each complement distributes over the others' alternatives: past a
         // size, the grammar (and its LR automaton) outgrows what exactness buys.
         let plain = anyof(alts);
@@ -246,19 +264,22 @@ impl Ctx<'_> {
         let not_if = self.exact_complement(&if_s, before, &ipath);
         let then_s = self.sub(map, "then", path, depth)?.unwrap_or(Schema::Any);
         let else_s = self.sub(map, "else", path, depth)?.unwrap_or(Schema::Any);
-        let filter = match not_if {
-            Ok(not_if) => {
-                let a = self.intersect(&if_s, &then_s, path, 0)?;
-                let b = self.intersect(&not_if, &else_s, path, 0)?;
-                any_of(vec![a, b])
-            }
+        let exact = not_if.and_then(|not_if| {
+            self.budgeted(|ctx| {
+                let a = ctx.intersect(&if_s, &then_s, path, 0)?;
+                let b = ctx.intersect(&not_if, &else_s, path, 0)?;
+                ctx.intersect(&schema, &any_of(vec![a, b]), path, 0)
+            })
+            .map_err(|e| e.message().to_string())
+        });
+        match exact {
+            Ok(s) => Ok(s),
             Err(why) => {
                 // Every valid value is valid against `then` or `else`.
                 self.unsupported("if", &ipath, &format!("{why}; `then` or `else` is enforced"))?;
-                any_of(vec![then_s, else_s])
+                self.intersect(&schema, &any_of(vec![then_s, else_s]), path, 0)
             }
-        };
-        self.intersect(&schema, &filter, path, 0)
+        }
     }
 
     /// `dependentRequired`, `dependentSchemas` and draft-7 `dependencies`:
@@ -373,15 +394,6 @@ impl Ctx<'_> {
                     &child_path(path, "uniqueItems"),
                     "uniqueness of items is not context-free",
                 )?;
-            }
-        }
-        for key in ["contains", "minContains", "maxContains"] {
-            if map.contains_key(key)
-                && (key == "contains" || map.contains_key("contains"))
-                && self.allows_type(map, "array")
-            {
-                self.unsupported(key, &child_path(path, key), "`contains` is not supported")?;
-                break;
             }
         }
         Ok(())
@@ -641,7 +653,24 @@ impl Ctx<'_> {
         if max_items.is_some_and(|m| m < min_items) {
             return Ok(Schema::Never);
         }
-        Ok(simplify_array(ArraySchema { prefix, items, min_items, max_items }))
+        let mut witnesses = Vec::new();
+        if let Some(c) = map.get("contains") {
+            let cpath = child_path(path, "contains");
+            let s = self.build(c, &cpath, depth + 1)?;
+            let min_contains = self.count(map, "minContains", path)?.unwrap_or(1);
+            if map.contains_key("maxContains") || min_contains > 1 {
+                let key = if map.contains_key("maxContains") { "maxContains" } else { "minContains" };
+                self.unsupported(
+                    key,
+                    &child_path(path, key),
+                    "counting the items that match `contains` is not supported",
+                )?;
+            }
+            if min_contains >= 1 {
+                witnesses.push((0, s));
+            }
+        }
+        Ok(simplify_array(ArraySchema { prefix, items, min_items, max_items, witnesses }))
     }
 
     fn object(&mut self, map: &Map<String, Value>, path: &str, depth: usize) -> Result<Schema> {
@@ -729,6 +758,7 @@ impl Ctx<'_> {
             property_names,
             min_properties,
             max_properties,
+            witnesses: Vec::new(),
         }))
     }
 }

@@ -15,7 +15,7 @@
 //! | number | below the lower bound, above the upper, not a multiple of a `multipleOf`, a multiple of an excluded modulus, fractional where integers are wanted (and the reverse), an excluded value |
 //! | string | too short, too long, a pattern finds no match (`not_patterns`), a format does not hold, an excluded string |
 //! | array | too few or too many items, item `i` in the complement of `prefix[i]`, an item past a closed prefix |
-//! | object | too few or too many members, a required key absent (its property `Never`), a known key present with a value in the complement of its schema (patterns that match the key included) |
+//! | object | too few or too many members, a required key absent (its property `Never`), a known key present with a value in the complement of its schema (patterns that match the key included) or outside `propertyNames`, some other member (a [`Witness`]) with a value outside `additionalProperties` or a matching pattern's schema, or a key outside `propertyNames` |
 //! | `const`/`enum` | every value's complement, intersected (an array or object value by length and position or key) |
 //! | `anyOf` | the intersection of the complements |
 //! | `$ref` | a definition of its own, so recursion closes through it |
@@ -23,20 +23,26 @@
 //! Numbers outside a bound are written in plain decimals, as every bounded
 //! number is ([`super::numbers`]); this restricts texts, never values.
 //!
-//! What has no complement here is refused, with the reason: `patternProperties`,
-//! `additionalProperties` and `propertyNames` of an object, and items after
-//! a prefix (a violation is "some member has a value outside a schema", an
-//! existential over members the lowering does not express); and anything
-//! built from an over-approximation (ignored keywords, unenforced formats,
-//! dropped lengths): its complement would reject valid values. The callers
-//! then refuse the keyword, or with `lenient` over-approximate it.
+//! An object's violation by another member is an existential ("some member
+//! has a key in this region and a value outside that schema"): the IR
+//! carries it as a [`Witness`], which the object lowering tracks with one
+//! bit per witness in its member automaton.
+//!
+//! What has no complement here is refused, with the reason: items after a
+//! prefix (the existential over array items is not expressed), the
+//! complement of a witness (a universal over members from a double
+//! negation), more than a few witnesses on one object, and anything built
+//! from an over-approximation (ignored keywords, unenforced formats, dropped
+//! lengths): its complement would reject valid values. The callers then
+//! refuse the keyword, or with `lenient` over-approximate it.
 
 use serde_json::Value;
 
 use super::error::schema_error;
 use super::numbers::{Decimal, NumberSchema};
 use super::schema::{
-    any_of, simplify_array, simplify_object, ArraySchema, Ctx, Def, DefState, ObjectSchema, Schema, StringSchema,
+    any_of, simplify_array, simplify_object, ArraySchema, Ctx, Def, DefState, ObjectSchema, Schema, SourceRegex,
+    StringSchema, Witness,
 };
 use crate::error::{Error, Result};
 
@@ -66,7 +72,13 @@ fn all_of(kind: Kind) -> Schema {
 }
 
 fn any_array() -> Schema {
-    Schema::Array(Box::new(ArraySchema { prefix: vec![], items: Schema::Any, min_items: 0, max_items: None }))
+    Schema::Array(Box::new(ArraySchema {
+        prefix: vec![],
+        items: Schema::Any,
+        min_items: 0,
+        max_items: None,
+        witnesses: vec![],
+    }))
 }
 
 /// Every value not of this type.
@@ -80,7 +92,7 @@ pub(crate) fn non_objects() -> Vec<Schema> {
 }
 
 fn array(prefix: Vec<Schema>, items: Schema, min_items: u32, max_items: Option<u32>) -> Schema {
-    simplify_array(ArraySchema { prefix, items, min_items, max_items })
+    simplify_array(ArraySchema { prefix, items, min_items, max_items, witnesses: vec![] })
 }
 
 fn object(properties: Vec<(String, Schema)>, required: Vec<String>, min: u32, max: Option<u32>) -> Schema {
@@ -117,20 +129,26 @@ impl Ctx<'_> {
         if self.approximations > before {
             return Err(APPROXIMATED.to_string());
         }
-        // A complement may take at most half of the work left, and gives it
-        // back when it fails, so the rest of the schema still has its budget.
-        let work = self.work;
-        let share = (self.opts.max_work - work.min(self.opts.max_work)) / 2;
-        self.work = self.opts.max_work - share;
-        let r = self.undo_on_error(|ctx| ctx.complement(s, path, 0));
-        let used = self.work - (self.opts.max_work - share);
-        self.work = work + if r.is_ok() { used } else { 0 };
-        match r {
+        match self.budgeted(|ctx| ctx.complement(s, path, 0)) {
             Ok(_) if self.approximations > before => Err(APPROXIMATED.to_string()),
             Ok(c) => Ok(c),
             // Its own budget spent counts as "no complement" too (the message says which limit).
             Err(e) => Err(e.message().to_string()),
         }
+    }
+
+    /// Run `f` on a work budget of its own, a tenth of what is left, given
+    /// back if `f` fails (and its traces undone): a complement distributes
+    /// over unions (DNF), and one that grows past this is refused in a
+    /// second, leaving the rest of the schema its budget.
+    pub fn budgeted<T>(&mut self, f: impl FnOnce(&mut Self) -> Result<T>) -> Result<T> {
+        let work = self.work;
+        let share = (self.opts.max_work - work.min(self.opts.max_work)) / 10;
+        self.work = self.opts.max_work - share;
+        let r = self.undo_on_error(f);
+        let used = self.work - (self.opts.max_work - share);
+        self.work = work + if r.is_ok() { used } else { 0 };
+        r
     }
 
     /// Values not valid against `s`.
@@ -221,35 +239,37 @@ impl Ctx<'_> {
             prefix.push(c);
             out.push(array(prefix, Schema::Any, i as u32 + 1, None));
         }
+        if !a.witnesses.is_empty() {
+            return Err(cannot(
+                "the complement of \"some item is like this\" (`contains`, or a complement inside a complement) is not expressed",
+                path,
+            ));
+        }
         match &a.items {
             Schema::Any => {}
             Schema::Never => out.push(array(vec![], Schema::Any, a.prefix.len() as u32 + 1, None)),
-            _ => {
-                return Err(cannot(
-                    "the complement of `items` (some item, past the prefix, outside its schema) is not expressed",
-                    path,
-                ))
+            items => {
+                // Some item past the prefix is outside `items`.
+                let c = self.complement(items, path, depth + 1)?;
+                if c != Schema::Never {
+                    let n = a.prefix.len();
+                    out.push(simplify_array(ArraySchema {
+                        prefix: vec![Schema::Any; n],
+                        items: Schema::Any,
+                        min_items: n as u32 + 1,
+                        max_items: None,
+                        witnesses: vec![(n, c)],
+                    }));
+                }
             }
         }
         Ok(out)
     }
 
     fn object_violations(&mut self, o: &ObjectSchema, path: &str, depth: usize) -> Result<Vec<Schema>> {
-        if o.pattern_properties.iter().any(|(_, s)| *s != Schema::Any) {
+        if !o.witnesses.is_empty() {
             return Err(cannot(
-                "the complement of `patternProperties` (some member whose key matches, with a value outside its schema) is not expressed",
-                path,
-            ));
-        }
-        if o.additional != Schema::Any {
-            return Err(cannot(
-                "the complement of `additionalProperties` (some other member, with a value outside its schema) is not expressed",
-                path,
-            ));
-        }
-        if o.property_names != Schema::Any {
-            return Err(cannot(
-                "the complement of `propertyNames` (some key outside its schema) is not expressed",
+                "the complement of \"some member is like this\" (a complement inside a complement) is not expressed",
                 path,
             ));
         }
@@ -263,13 +283,55 @@ impl Ctx<'_> {
         for r in &o.required {
             out.push(lacks_key(r));
         }
+        let known: Vec<String> = o.properties.iter().map(|(k, _)| k.clone()).collect();
         for (k, s) in &o.properties {
-            if *s == Schema::Any {
+            if !self.admits(&o.property_names, &Value::String(k.clone()), depth + 1)? {
+                // The key itself is not allowed: its presence violates.
+                out.push(has_key(k));
                 continue;
             }
-            let c = self.complement(s, path, depth + 1)?;
+            // A known key's value answers to the patterns that match it too.
+            let mut own = s.clone();
+            for (re, p) in &o.pattern_properties {
+                if self.regex_finds(re, k)? {
+                    own = self.intersect(&own, p, path, depth + 1)?;
+                }
+            }
+            if own == Schema::Any {
+                continue;
+            }
+            let c = self.complement(&own, path, depth + 1)?;
             if c != Schema::Never {
                 out.push(object(vec![(k.clone(), c)], vec![k.clone()], 0, None));
+            }
+        }
+        // Other keys: some member violates what its region of keys demands.
+        let witness = |key: Schema, not_patterns: Vec<SourceRegex>, pattern: Option<SourceRegex>, value: Schema| {
+            let mut w = ObjectSchema::any(Schema::Any);
+            w.witnesses.push(Witness { key, not_keys: known.clone(), not_patterns, pattern, value });
+            Schema::Object(Box::new(w))
+        };
+        if o.additional != Schema::Any {
+            let c = self.complement(&o.additional, path, depth + 1)?;
+            if c != Schema::Never {
+                let patterns = o.pattern_properties.iter().map(|(re, _)| re.clone()).collect();
+                out.push(witness(Schema::Any, patterns, None, c));
+            }
+        }
+        for (re, p) in &o.pattern_properties {
+            if *p == Schema::Any {
+                continue;
+            }
+            let c = self.complement(p, path, depth + 1)?;
+            if c != Schema::Never {
+                out.push(witness(Schema::Any, vec![], Some(re.clone()), c));
+            }
+        }
+        if o.property_names != Schema::Any {
+            let c = self.complement(&o.property_names, path, depth + 1)?;
+            let keys = self.intersect(&c, &all_of(Kind::String), path, depth + 1)?;
+            if keys != Schema::Never {
+                out.push(witness(keys, vec![], None, Schema::Any));
             }
         }
         Ok(out)

@@ -25,7 +25,7 @@ use serde_json::Value;
 
 use super::numbers::{mod_dfa, number_pattern, Decimal, NumberSchema};
 use super::options::{JsonSchemaOptions, Whitespace};
-use super::schema::{ArraySchema, Ctx, ObjectSchema, RefId, Schema, StringSchema};
+use super::schema::{ArraySchema, Ctx, ObjectSchema, RefId, Schema, StringSchema, MAX_WITNESSES};
 use super::strings::{any_char, length_content, quoted, search_language, string_literal};
 use crate::error::{Error, Result};
 use crate::grammar::{Expr, GrammarBuilder, Pattern};
@@ -333,6 +333,7 @@ impl<'c, 'a> Lowerer<'c, 'a> {
                     items: Schema::Any,
                     min_items: 0,
                     max_items: None,
+                    witnesses: vec![],
                 })),
                 level,
             )?,
@@ -365,7 +366,9 @@ impl<'c, 'a> Lowerer<'c, 'a> {
             Value::Array(items) => {
                 let prefix = items.iter().map(|x| Schema::Const(vec![x.clone()])).collect();
                 let n = items.len() as u32;
-                self.array(&ArraySchema { prefix, items: Schema::Never, min_items: n, max_items: Some(n) }, level)?
+                let exact =
+                    ArraySchema { prefix, items: Schema::Never, min_items: n, max_items: Some(n), witnesses: vec![] };
+                self.array(&exact, level)?
             }
             Value::Object(map) => {
                 let mut o = ObjectSchema::any(Schema::Never);
@@ -530,6 +533,9 @@ impl<'c, 'a> Lowerer<'c, 'a> {
         if max.is_some_and(|m| m < min) {
             return Ok(Expr::Alt(vec![]));
         }
+        if !a.witnesses.is_empty() {
+            return self.array_with_witness(a, min, max, level);
+        }
         // Elements from position n on: the `items` schema.
         let rmin = min.saturating_sub(n);
         let rmax = max.map(|m| m.saturating_sub(n));
@@ -577,6 +583,90 @@ impl<'c, 'a> Lowerer<'c, 'a> {
             tail = Expr::Alt(alts);
         }
         Ok(Expr::Seq(vec![self.lit(b"[")?, tail, self.lit(b"]")?]))
+    }
+
+    /// An array with witnesses (each: some item at `from` or later is valid
+    /// against its schema): the element list as an automaton over (count
+    /// past the prefix, witnesses met), an item meeting any set of them.
+    fn array_with_witness(&mut self, a: &ArraySchema, min: usize, max: Option<usize>, level: u32) -> Result<Expr> {
+        let inner = level + 1;
+        let mut witnesses = a.witnesses.clone();
+        if witnesses.len() > MAX_WITNESSES {
+            self.ctx.notes.push(format!(
+                "an array needs {} items of given kinds (contains, complements); only {MAX_WITNESSES} are enforced",
+                witnesses.len()
+            ));
+            witnesses.truncate(MAX_WITNESSES);
+        }
+        let all_met: u8 = (1u8 << witnesses.len()) - 1;
+        let n = a.prefix.len();
+        let prefix = self.fresh_name("array");
+        // Past the prefix: items counted up to `cap` (enough to decide min and max).
+        let (rmin, mut rmax) = (min.saturating_sub(n), max.map(|m| m.saturating_sub(n)));
+        if rmax.is_some_and(|m| m > 1024) {
+            self.ctx.notes.push("an array with `contains`: maxItems above 1024 is not enforced".to_string());
+            rmax = None;
+        }
+        let cap = rmax.unwrap_or(rmin).max(1);
+        // `schema` ∩ the witnesses in `t` that may be met at position `at`, as a value.
+        let variants = |me: &mut Self, schema: &Schema, at: usize| -> Result<Vec<(u8, Expr)>> {
+            let mut out = Vec::new();
+            for t in 0..=all_met {
+                let mut s = schema.clone();
+                for (i, (from, w)) in witnesses.iter().enumerate() {
+                    if t & (1 << i) != 0 {
+                        s = if at >= *from { me.ctx.intersect(&s, w, "", 0)? } else { Schema::Never };
+                    }
+                }
+                if s != Schema::Never {
+                    let v = me.value(&s, inner)?;
+                    out.push((t, me.shared(v, "item")));
+                }
+            }
+            Ok(out)
+        };
+        // Tail positions are all at or past every `from` (a witness is made
+        // with the prefix it follows, and intersections only lengthen prefixes).
+        let items = variants(self, &a.items, n)?;
+        let rule = |me: &mut Self, c: usize, met: u8| me.b.rule_ref(&format!("{prefix}.t.{c}.{met}"), me.span);
+        for c in 0..=cap {
+            for met in 0..=all_met {
+                let first = n == 0 && c == 0;
+                let mut alts = Vec::new();
+                if c >= rmin && met == all_met {
+                    alts.push(if first { self.empty_gap() } else { self.close_gap(level)? });
+                }
+                if rmax.is_none_or(|m| c < m) {
+                    let pre = if first { self.open_gap(level)? } else { self.item_sep(level)? };
+                    for (t, v) in &items {
+                        let to = rule(self, (c + 1).min(cap), met | t);
+                        alts.push(Expr::Seq(vec![pre.clone(), v.clone(), Expr::Rule(to)]));
+                    }
+                }
+                self.b.define_rule(&format!("{prefix}.t.{c}.{met}"), Expr::Alt(alts), self.span)?;
+            }
+        }
+        // The prefix, back to front, one variant per set of witnesses met so far.
+        let mut rest: Vec<Expr> = (0..=all_met).map(|met| Expr::Rule(rule(self, 0, met))).collect();
+        for i in (0..n).rev() {
+            let here = variants(self, &a.prefix[i], i)?;
+            let mut next = Vec::with_capacity(rest.len());
+            for met in 0..=all_met {
+                let mut alts = Vec::new();
+                if i >= min && met == all_met {
+                    alts.push(if i == 0 { self.empty_gap() } else { self.close_gap(level)? });
+                }
+                if max.is_none_or(|m| i < m) {
+                    let pre = if i == 0 { self.open_gap(level)? } else { self.item_sep(level)? };
+                    for (t, v) in &here {
+                        alts.push(Expr::Seq(vec![pre.clone(), v.clone(), rest[(met | t) as usize].clone()]));
+                    }
+                }
+                next.push(self.shared(Expr::Alt(alts), "items"));
+            }
+            rest = next;
+        }
+        Ok(Expr::Seq(vec![self.lit(b"[")?, rest[0].clone(), self.lit(b"]")?]))
     }
 
     // Objects: see `objects.rs`.

@@ -22,7 +22,7 @@ use serde_json::Value;
 
 use super::lower::{limit_error, Lowerer};
 use super::regex::parse_ecma;
-use super::schema::{ObjectSchema, Schema};
+use super::schema::{ObjectSchema, Schema, Witness, MAX_WITNESSES};
 use super::strings::{encoded_literal, quoted, search_language, string_literal};
 use crate::error::Result;
 use crate::grammar::{Expr, Pattern};
@@ -37,10 +37,16 @@ const MAX_DISJOINT_CHECK: usize = 64;
 /// States of the `any_order` automaton.
 const MAX_ANY_ORDER_STATES: usize = 4096;
 
-/// One member kind: key terminal(s) and value, as an expression `key : value`.
+/// One known property: `key : value`, in variants by the witnesses a
+/// member meets (bit set; `0`: the plain member).
 struct Member {
-    expr: Expr,
+    variants: Vec<(u8, Expr)>,
     required: bool,
+}
+
+/// Every subset of the bits of `mask`, `0` first.
+fn bit_subsets(mask: u8) -> impl Iterator<Item = u8> {
+    (0..=mask).filter(move |t| t & !mask == 0)
 }
 
 impl Lowerer<'_, '_> {
@@ -50,6 +56,17 @@ impl Lowerer<'_, '_> {
         }
         let inner = level + 1;
         let key_sep = self.key_sep()?;
+        let mut o = o.clone();
+        if o.witnesses.len() > MAX_WITNESSES {
+            self.ctx.notes.push(format!(
+                "an object needs {} members of given kinds (from complements); only {MAX_WITNESSES} are enforced",
+                o.witnesses.len()
+            ));
+            o.witnesses.truncate(MAX_WITNESSES);
+        }
+        let o = &o;
+        let witnesses = o.witnesses.clone();
+        let all_met: u8 = (1u8 << witnesses.len()) - 1;
         // Known members.
         let mut known = Vec::new();
         for (k, s) in &o.properties {
@@ -69,24 +86,69 @@ impl Lowerer<'_, '_> {
             }
             let key = self
                 .terminal(format!("key:{k}"), &crate::grammar::quote_bytes(k.as_bytes()), || Ok(string_literal(k)))?;
-            let v = self.value(&value, inner)?;
-            let expr = Expr::Seq(vec![Expr::Terminal(key), key_sep.clone(), v]);
-            let expr = self.shared(expr, "member");
-            known.push(Member { expr, required });
+            let mut meets = 0u8;
+            for (i, w) in witnesses.iter().enumerate() {
+                if self.ctx.witness_key(w, k)? {
+                    meets |= 1 << i;
+                }
+            }
+            let mut variants = Vec::new();
+            for t in bit_subsets(meets) {
+                let Some(v) = self.meeting(&value, &witnesses, t)? else { continue };
+                let v = self.value(&v, inner)?;
+                let expr = Expr::Seq(vec![Expr::Terminal(key), key_sep.clone(), v]);
+                variants.push((t, self.shared(expr, "member")));
+            }
+            if variants.is_empty() {
+                if required {
+                    return Ok(Expr::Alt(vec![]));
+                }
+                continue;
+            }
+            known.push(Member { variants, required });
         }
         // Other keys, one region per set of matching patterns.
         let other = self.other_members(o, inner, &key_sep)?;
         let (min, max) = (o.min_properties as usize, o.max_properties.map(|m| m as usize));
         let body = if self.any_order() {
-            self.any_order_members(&known, other, min, max, level)?
+            self.any_order_members(&known, &other, min, max, all_met, level)?
         } else {
-            self.ordered_members(&known, other, min, max, level)?
+            self.ordered_members(&known, &other, min, max, all_met, level)?
         };
         Ok(Expr::Seq(vec![self.lit(b"{")?, body, self.lit(b"}")?]))
     }
 
-    /// `key : value` for keys that are not known properties, or `None`.
-    fn other_members(&mut self, o: &ObjectSchema, inner: u32, key_sep: &Expr) -> Result<Option<Expr>> {
+    /// `value` ∩ the values of the witnesses in `t` (`None`: empty).
+    fn meeting(&mut self, value: &Schema, witnesses: &[Witness], t: u8) -> Result<Option<Schema>> {
+        let mut v = value.clone();
+        for (i, w) in witnesses.iter().enumerate() {
+            if t & (1 << i) != 0 {
+                v = self.ctx.intersect(&v, &w.value, "", 0)?;
+            }
+        }
+        Ok((v != Schema::Never).then_some(v))
+    }
+
+    /// The content language of keys that can meet a witness.
+    fn witness_keys(&mut self, w: &Witness) -> Result<Vec<Pattern>> {
+        let mut parts = Vec::new();
+        if !w.not_keys.is_empty() {
+            let keys = w.not_keys.iter().map(|k| Pattern::Hir(encoded_literal(k))).collect();
+            parts.push(Pattern::Not(Box::new(Pattern::Alt(keys))));
+        }
+        for re in w.not_patterns.iter().chain(&w.pattern) {
+            let lang = search_language(&parse_ecma(&re.source, &re.path)?, &re.path)?;
+            parts.push(if w.pattern.as_ref() == Some(re) { lang } else { Pattern::Not(Box::new(lang)) });
+        }
+        if let Some(names) = self.key_language(&w.key, 0)? {
+            parts.push(names);
+        }
+        Ok(parts)
+    }
+
+    /// `key : value` for keys that are not known properties, in variants by
+    /// the witnesses a member meets (as for [`Member`]); empty: no such keys.
+    fn other_members(&mut self, o: &ObjectSchema, inner: u32, key_sep: &Expr) -> Result<Vec<(u8, Expr)>> {
         // Patterns with equal schemas act as one (their union).
         let mut groups: Vec<(Vec<Pattern>, Schema, String)> = Vec::new();
         for (re, s) in &o.pattern_properties {
@@ -124,8 +186,13 @@ impl Lowerer<'_, '_> {
         };
         let names = self.key_language(&o.property_names, 0)?;
         if names.as_ref().is_some_and(is_empty_language) {
-            return Ok(None);
+            return Ok(Vec::new());
         }
+        let mut witness_keys = Vec::with_capacity(o.witnesses.len());
+        for w in &o.witnesses {
+            witness_keys.push(self.witness_keys(w)?);
+        }
+        let all_met: u8 = (1u8 << o.witnesses.len()) - 1;
         let known: Vec<Pattern> = o.properties.iter().map(|(k, _)| Pattern::Hir(encoded_literal(k))).collect();
         let mut alts = Vec::new();
         for mask in subsets {
@@ -148,24 +215,46 @@ impl Lowerer<'_, '_> {
             if let Some(n) = &names {
                 parts.push(n.clone());
             }
-            let content = match parts.len() {
-                0 => self.string_content(&Default::default())?,
-                _ => {
-                    // Complements are over all byte strings: keep to string content.
-                    parts.push(self.string_content(&Default::default())?);
-                    Pattern::And(parts)
+            for t in bit_subsets(all_met) {
+                let Some(v) = self.meeting(&value, &o.witnesses, t)? else { continue };
+                let mut parts = parts.clone();
+                for (i, w) in witness_keys.iter().enumerate() {
+                    if t & (1 << i) != 0 {
+                        parts.extend(w.iter().cloned());
+                    }
                 }
-            };
-            let key_name = if mask == 0 && groups.is_empty() && known.is_empty() { "string" } else { "key" };
-            let cache_key = format!("okey:{content:?}");
-            let key = self.terminal(cache_key, key_name, || Ok(quoted(content)))?;
-            let v = self.value(&value, inner)?;
-            alts.push(Expr::Seq(vec![Expr::Terminal(key), key_sep.clone(), v]));
+                let content = match parts.len() {
+                    0 => self.string_content(&Default::default())?,
+                    _ => {
+                        // Complements are over all byte strings: keep to string content.
+                        parts.push(self.string_content(&Default::default())?);
+                        Pattern::And(parts)
+                    }
+                };
+                if t != 0 {
+                    // A witness's keys may leave this region empty: no terminal for it.
+                    if let Ok(d) = TermDfa::cached(&content, 200_000) {
+                        if !d.live[d.start as usize] {
+                            continue;
+                        }
+                    }
+                }
+                let key_name = if mask == 0 && groups.is_empty() && known.is_empty() { "string" } else { "key" };
+                let cache_key = format!("okey:{content:?}");
+                let key = self.terminal(cache_key, key_name, || Ok(quoted(content)))?;
+                let v = self.value(&v, inner)?;
+                alts.push((t, Expr::Seq(vec![Expr::Terminal(key), key_sep.clone(), v])));
+            }
         }
-        if alts.is_empty() {
-            return Ok(None);
+        // One shared rule per variant.
+        let mut out = Vec::new();
+        for t in bit_subsets(all_met) {
+            let these: Vec<Expr> = alts.iter().filter(|(u, _)| *u == t).map(|(_, e)| e.clone()).collect();
+            if !these.is_empty() {
+                out.push((t, self.shared(Expr::Alt(these), "other_member")));
+            }
         }
-        Ok(Some(self.shared(Expr::Alt(alts), "other_member")))
+        Ok(out)
     }
 
     /// No string is in two of the languages (checked on their DFAs).
@@ -232,71 +321,81 @@ impl Lowerer<'_, '_> {
     fn ordered_members(
         &mut self,
         known: &[Member],
-        other: Option<Expr>,
+        other: &[(u8, Expr)],
         min: usize,
         max: Option<usize>,
+        all_met: u8,
         level: u32,
     ) -> Result<Expr> {
         let cap = max.unwrap_or(min.max(1));
-        let mut memo: FxHashMap<(usize, usize), RuleId> = FxHashMap::default();
+        // State: (position, members so far capped, witnesses met).
+        type State = (usize, usize, u8);
+        let mut memo: FxHashMap<State, RuleId> = FxHashMap::default();
         let prefix = self.fresh_name("object");
-        // Build from the last position back, so every referenced state exists.
         let n = known.len();
-        let mut todo = vec![(0usize, 0usize)];
+        let mut todo: Vec<State> = vec![(0, 0, 0)];
         let mut order = Vec::new();
-        while let Some((i, c)) = todo.pop() {
-            if memo.contains_key(&(i, c)) {
+        while let Some((i, c, b)) = todo.pop() {
+            if memo.contains_key(&(i, c, b)) {
                 continue;
             }
-            let name = format!("{prefix}.{i}.{c}");
-            memo.insert((i, c), self.b.rule_ref(&name, self.span));
-            order.push((i, c));
+            memo.insert((i, c, b), self.b.rule_ref(&format!("{prefix}.{i}.{c}.{b}"), self.span));
+            order.push((i, c, b));
             let next_c = (c + 1).min(cap);
+            let room = max.is_none_or(|m| c < m);
             if i < n {
-                if max.is_none_or(|m| c < m) {
-                    todo.push((i + 1, next_c));
+                if room {
+                    todo.extend(known[i].variants.iter().map(|(t, _)| (i + 1, next_c, b | t)));
                 }
                 if !known[i].required {
-                    todo.push((i + 1, c));
+                    todo.push((i + 1, c, b));
                 }
-            } else if other.is_some() && max.is_none_or(|m| c < m) {
-                todo.push((n, next_c));
+            } else if room {
+                todo.extend(other.iter().map(|(t, _)| (n, next_c, b | t)));
             }
         }
         self.ctx.tick("")?;
-        for (i, c) in order {
+        for (i, c, b) in order {
             let next_c = (c + 1).min(cap);
+            let room = max.is_none_or(|m| c < m);
             let pre = if c == 0 { self.open_gap(level)? } else { self.item_sep(level)? };
             let mut alts = Vec::new();
             if i < n {
-                if max.is_none_or(|m| c < m) {
-                    alts.push(Expr::Seq(vec![pre.clone(), known[i].expr.clone(), Expr::Rule(memo[&(i + 1, next_c)])]));
+                if room {
+                    for (t, expr) in &known[i].variants {
+                        alts.push(Expr::Seq(vec![
+                            pre.clone(),
+                            expr.clone(),
+                            Expr::Rule(memo[&(i + 1, next_c, b | t)]),
+                        ]));
+                    }
                 }
                 if !known[i].required {
-                    alts.push(Expr::Rule(memo[&(i + 1, c)]));
+                    alts.push(Expr::Rule(memo[&(i + 1, c, b)]));
                 }
             } else {
-                if c >= min {
+                if c >= min && b == all_met {
                     alts.push(if c == 0 { self.empty_gap() } else { self.close_gap(level)? });
                 }
-                if let Some(other) = &other {
-                    if max.is_none_or(|m| c < m) {
-                        alts.push(Expr::Seq(vec![pre.clone(), other.clone(), Expr::Rule(memo[&(n, next_c)])]));
+                if room {
+                    for (t, expr) in other {
+                        alts.push(Expr::Seq(vec![pre.clone(), expr.clone(), Expr::Rule(memo[&(n, next_c, b | t)])]));
                     }
                 }
             }
-            self.b.define_rule(&format!("{prefix}.{i}.{c}"), Expr::Alt(alts), self.span)?;
+            self.b.define_rule(&format!("{prefix}.{i}.{c}.{b}"), Expr::Alt(alts), self.span)?;
         }
-        Ok(Expr::Rule(memo[&(0, 0)]))
+        Ok(Expr::Rule(memo[&(0, 0, 0)]))
     }
 
     /// Members in any order; each known property at most once.
     fn any_order_members(
         &mut self,
         known: &[Member],
-        other: Option<Expr>,
+        other: &[(u8, Expr)],
         min: usize,
         max: Option<usize>,
+        all_met: u8,
         level: u32,
     ) -> Result<Expr> {
         // Past the state bound this over-approximates rather than refusing
@@ -312,7 +411,8 @@ impl Lowerer<'_, '_> {
             ));
             (min, max, cap) = (0, None, 1);
         }
-        let fits = |n: usize| n < 31 && (1usize << n).saturating_mul(cap + 1) <= MAX_ANY_ORDER_STATES;
+        let per_mask = (cap + 1) * (all_met as usize + 1);
+        let fits = |n: usize| n < 31 && (1usize << n).saturating_mul(per_mask) <= MAX_ANY_ORDER_STATES;
         let exact = fits(known.len());
         let mut tracked: Vec<usize> = (0..known.len()).filter(|&j| exact || known[j].required).collect();
         if !fits(tracked.len()) {
@@ -336,57 +436,56 @@ impl Lowerer<'_, '_> {
             .map(|b| 1u64 << b)
             .fold(0, |a, b| a | b);
         let prefix = self.fresh_name("object");
-        let mut memo: FxHashMap<(u64, usize), RuleId> = FxHashMap::default();
-        let mut todo = vec![(0u64, 0usize)];
+        // State: (tracked members used, members so far capped, witnesses met).
+        type State = (u64, usize, u8);
+        let mut memo: FxHashMap<State, RuleId> = FxHashMap::default();
+        let mut todo: Vec<State> = vec![(0, 0, 0)];
         let mut order = Vec::new();
-        while let Some((mask, c)) = todo.pop() {
-            if memo.contains_key(&(mask, c)) {
+        // Where member `j` (or another member, `None`) leads from `mask`, if it may come.
+        let step = |mask: u64, j: usize| match bit[j] {
+            Some(b) if mask & (1 << b) == 0 => Some(mask | (1 << b)),
+            Some(_) => None,
+            None => Some(mask),
+        };
+        while let Some((mask, c, w)) = todo.pop() {
+            if memo.contains_key(&(mask, c, w)) {
                 continue;
             }
-            memo.insert((mask, c), self.b.rule_ref(&format!("{prefix}.{mask}.{c}"), self.span));
-            order.push((mask, c));
+            memo.insert((mask, c, w), self.b.rule_ref(&format!("{prefix}.{mask}.{c}.{w}"), self.span));
+            order.push((mask, c, w));
             if max.is_some_and(|m| c >= m) {
                 continue;
             }
             let next_c = (c + 1).min(cap);
-            for (j, b) in bit.iter().enumerate() {
-                match b {
-                    Some(b) if mask & (1 << b) == 0 => todo.push((mask | (1 << b), next_c)),
-                    Some(_) => {}
-                    None => {
-                        let _ = j;
-                        todo.push((mask, next_c));
-                    }
+            for (j, member) in known.iter().enumerate() {
+                if let Some(to) = step(mask, j) {
+                    todo.extend(member.variants.iter().map(|(t, _)| (to, next_c, w | t)));
                 }
             }
-            if other.is_some() {
-                todo.push((mask, next_c));
-            }
+            todo.extend(other.iter().map(|(t, _)| (mask, next_c, w | t)));
         }
         self.ctx.tick("")?;
-        for (mask, c) in order {
+        for (mask, c, w) in order {
             let next_c = (c + 1).min(cap);
             let pre = if c == 0 { self.open_gap(level)? } else { self.item_sep(level)? };
             let mut alts = Vec::new();
-            if mask & required_mask == required_mask && c >= min {
+            if mask & required_mask == required_mask && c >= min && w == all_met {
                 alts.push(if c == 0 { self.empty_gap() } else { self.close_gap(level)? });
             }
             if max.is_none_or(|m| c < m) {
-                for (j, b) in bit.iter().enumerate() {
-                    let target = match b {
-                        Some(b) if mask & (1 << b) == 0 => (mask | (1 << b), next_c),
-                        Some(_) => continue,
-                        None => (mask, next_c),
-                    };
-                    alts.push(Expr::Seq(vec![pre.clone(), known[j].expr.clone(), Expr::Rule(memo[&target])]));
+                for (j, member) in known.iter().enumerate() {
+                    let Some(to) = step(mask, j) else { continue };
+                    for (t, expr) in &member.variants {
+                        alts.push(Expr::Seq(vec![pre.clone(), expr.clone(), Expr::Rule(memo[&(to, next_c, w | t)])]));
+                    }
                 }
-                if let Some(other) = &other {
-                    alts.push(Expr::Seq(vec![pre.clone(), other.clone(), Expr::Rule(memo[&(mask, next_c)])]));
+                for (t, expr) in other {
+                    alts.push(Expr::Seq(vec![pre.clone(), expr.clone(), Expr::Rule(memo[&(mask, next_c, w | t)])]));
                 }
             }
-            self.b.define_rule(&format!("{prefix}.{mask}.{c}"), Expr::Alt(alts), self.span)?;
+            self.b.define_rule(&format!("{prefix}.{mask}.{c}.{w}"), Expr::Alt(alts), self.span)?;
         }
-        Ok(Expr::Rule(memo[&(0, 0)]))
+        Ok(Expr::Rule(memo[&(0, 0, 0)]))
     }
 }
 

@@ -82,6 +82,9 @@ pub(crate) struct ArraySchema {
     pub items: Schema,
     pub min_items: u32,
     pub max_items: Option<u32>,
+    /// `(from, schema)`: some item at index `from` or later is valid
+    /// against `schema` (`contains`; "some item violates `items`").
+    pub witnesses: Vec<(usize, Schema)>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -97,7 +100,29 @@ pub(crate) struct ObjectSchema {
     pub property_names: Schema,
     pub min_properties: u32,
     pub max_properties: Option<u32>,
+    /// Each must be met by some member (from complements: "some member
+    /// violates `additionalProperties`", ...).
+    pub witnesses: Vec<Witness>,
 }
+
+/// "Some member has a key like this and a value valid against `value`":
+/// an existential over members, which the complements of
+/// `additionalProperties`, `patternProperties` and `propertyNames` need.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Witness {
+    /// The key is valid against this (a string schema; `Any`: every key).
+    pub key: Schema,
+    /// ... is none of these ...
+    pub not_keys: Vec<String>,
+    /// ... is matched by none of these ...
+    pub not_patterns: Vec<SourceRegex>,
+    /// ... and is matched by this one.
+    pub pattern: Option<SourceRegex>,
+    pub value: Schema,
+}
+
+/// Witnesses one object may carry (each doubles its member automaton).
+pub(crate) const MAX_WITNESSES: usize = 3;
 
 impl ObjectSchema {
     pub fn any(additional: Schema) -> ObjectSchema {
@@ -109,6 +134,7 @@ impl ObjectSchema {
             property_names: Schema::Any,
             min_properties: 0,
             max_properties: None,
+            witnesses: Vec::new(),
         }
     }
 
@@ -504,7 +530,13 @@ impl<'a> Ctx<'a> {
             prefix.push(self.intersect(a, b, path, depth + 1)?);
         }
         let items = self.intersect(&x.items, &y.items, path, depth + 1)?;
-        Ok(simplify_array(ArraySchema { prefix, items, min_items, max_items }))
+        let mut witnesses = x.witnesses.clone();
+        for w in &y.witnesses {
+            if !witnesses.contains(w) {
+                witnesses.push(w.clone());
+            }
+        }
+        Ok(simplify_array(ArraySchema { prefix, items, min_items, max_items, witnesses }))
     }
 
     /// The schema an object applies to the value of `key`, patterns aside:
@@ -565,6 +597,12 @@ impl<'a> Ctx<'a> {
             (Some(p), Some(q)) => Some(p.min(q)),
             (p, q) => p.or(q),
         };
+        let mut witnesses = x.witnesses.clone();
+        for w in &y.witnesses {
+            if !witnesses.contains(w) {
+                witnesses.push(w.clone());
+            }
+        }
         let o = ObjectSchema {
             properties,
             required,
@@ -573,6 +611,7 @@ impl<'a> Ctx<'a> {
             property_names,
             min_properties,
             max_properties,
+            witnesses,
         };
         Ok(simplify_object(o))
     }
@@ -614,6 +653,18 @@ impl<'a> Ctx<'a> {
                     for (i, item) in items.iter().enumerate() {
                         let s = a.prefix.get(i).unwrap_or(&a.items).clone();
                         if !self.admits(&s, item, depth + 1)? {
+                            return Ok(false);
+                        }
+                    }
+                    for (from, w) in &a.witnesses {
+                        let mut met = false;
+                        for item in items.iter().skip(*from) {
+                            if self.admits(w, item, depth + 1)? {
+                                met = true;
+                                break;
+                            }
+                        }
+                        if !met {
                             return Ok(false);
                         }
                     }
@@ -672,7 +723,37 @@ impl<'a> Ctx<'a> {
                 return Ok(false);
             }
         }
+        for w in &o.witnesses {
+            let mut met = false;
+            for (k, v) in map {
+                if self.witness_key(w, k)? && self.admits(&w.value, v, depth + 1)? {
+                    met = true;
+                    break;
+                }
+            }
+            if !met {
+                return Ok(false);
+            }
+        }
         Ok(true)
+    }
+
+    /// Can a member with key `k` meet the witness (its value aside)?
+    pub fn witness_key(&mut self, w: &Witness, k: &str) -> Result<bool> {
+        if w.not_keys.iter().any(|n| n == k) {
+            return Ok(false);
+        }
+        for p in &w.not_patterns {
+            if self.regex_finds(p, k)? {
+                return Ok(false);
+            }
+        }
+        if let Some(p) = &w.pattern {
+            if !self.regex_finds(p, k)? {
+                return Ok(false);
+            }
+        }
+        self.admits(&w.key, &Value::String(k.to_string()), 0)
     }
 
     fn string_admits(&mut self, s: &StringSchema, v: &str) -> Result<bool> {
@@ -804,6 +885,7 @@ impl<'a> Ctx<'a> {
         if r.is_err() {
             self.notes.truncate(notes);
             self.defs.truncate(defs);
+            self.def_ids.retain(|_, id| *id < defs);
             self.pair_ids.retain(|_, id| *id < defs);
             self.complement_ids.retain(|k, id| *k < defs && *id < defs);
             for (d, state) in self.defs.iter_mut().zip(before) {
