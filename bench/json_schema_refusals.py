@@ -71,7 +71,8 @@ def main() -> None:
         results[lenient] = refusals
         refused = sum(len(v) for v in refusals.values())
         mode = "lenient" if lenient else "strict (default)"
-        print(f"| {mode} | {n - refused} ({100 * (n - refused) / n:.1f}%) | {refused} | {approximated} | {seconds:.1f} s |")
+        rate = f"{n - refused} ({100 * (n - refused) / n:.1f}%)"
+        print(f"| {mode} | {rate} | {refused} | {approximated} | {seconds:.1f} s |")
     for lenient in (False, True):
         refusals = results[lenient]
         print(f"\n## Refusals, {'lenient' if lenient else 'strict'}\n")
