@@ -11,7 +11,9 @@
 //! 1. [`loader`] — draft, base URIs, `$id`/`$anchor`, `$ref` targets.
 //! 2. [`build`] — keywords → the schema IR ([`schema`]): per-type
 //!    constraints, `enum`/`const` filtered by validation, `allOf` by exact
-//!    intersection, `oneOf` as `anyOf` when provably disjoint.
+//!    intersection, `not`, `if`/`then`/`else` and overlapping `oneOf` by
+//!    exact complement ([`complement`]), `oneOf` as `anyOf` when provably
+//!    disjoint, `dependent*` as unions of object shapes.
 //! 3. [`lower`] and [`objects`] — IR → rules and terminals, with the value
 //!    languages from [`strings`] (escapes, lengths in code points, ECMA
 //!    `pattern` via [`regex`], `format` via [`formats`]) and [`numbers`]
@@ -27,19 +29,25 @@
 //! | `type` (lists too), `nullable`, `enum`, `const`, boolean schemas | exact; `enum`/`const` match by value (`1.0` = `1`, any key order, any string escaping) |
 //! | `properties`, `required`, `additionalProperties`, `patternProperties`, `propertyNames`, `minProperties`, `maxProperties` | exact; keys partitioned into regions (see [`objects`]) |
 //! | `items` (both forms), `prefixItems`, `additionalItems`, `minItems`, `maxItems` | exact |
+//! | `contains` | exact (an item witness); `minContains` above 1 and `maxContains` refused (lenient: at least one) |
 //! | `minLength`, `maxLength`, `pattern`, `format` | exact up to a length budget (`max_exact_length`); formats listed in [`formats`], with their caveats reported as notes |
 //! | `minimum`, `maximum`, `exclusive*` (draft-4 booleans too), `multipleOf` | exact values, plain decimal texts when bounded (no exponents); `multipleOf` by a remainder automaton |
 //! | `allOf`, `anyOf`, `$ref`/`$defs`/`definitions` (incl. recursion, `$id`, `$anchor`), static `$dynamicRef` | exact |
-//! | `oneOf` | exact when the alternatives are provably disjoint, else refused (lenient: read as `anyOf`) |
-//! | `not` | exact for `not: {type: ...}`, `true`, `false`, `{}`; else refused (lenient: ignored) |
+//! | `oneOf` | exact: `anyOf` when the alternatives are provably disjoint, else each alternative ∧ the complements of those it may overlap; refused when such a complement is not expressed or grows too large (lenient: read as `anyOf`) |
+//! | `not` | exact by complement ([`complement`]); refused when the complement is not expressed (a `contains` or complement inside it), grows too large, or the negated schema is itself approximated (lenient: ignored) |
+//! | `if`/`then`/`else` | exact: `(if ∧ then) ∨ (¬if ∧ else)`; without a complement of `if`, refused (lenient: `then ∨ else`) |
+//! | `dependentRequired`, `dependentSchemas`, `dependencies` | exact: per key, objects without it or with what it needs |
 //! | `unevaluated*` | as `additional*` when no in-place applicator sits beside it; else refused |
-//! | `uniqueItems`, `contains`, `if`/`then`/`else`, `dependent*`, `dependencies`, `$recursiveRef` | refused (lenient: ignored) |
+//! | `uniqueItems`, `$recursiveRef` | refused (lenient: ignored) |
 //! | remote `$ref` | refused (`remote_ref`) |
 //! | annotations, unknown keywords, unknown formats, `content*` | not constraints; unknown formats and `content*` are reported as notes |
 //!
-//! Decisions worth knowing: `integer` accepts `1.0` (JSON Schema counts it
-//! as an integer) except in draft 4; exponent notation is accepted only for
-//! unbounded `number`s; strings may use every JSON escape and lengths count
+//! Decisions worth knowing: `integer` is written as digits only (`1`, not
+//! `1.0`), as LLM-serving libraries emit it and typed parsers expect; the
+//! option `integer_decimal_point` accepts `1.0` too, the spec's reading
+//! (values are the same: `const: 1.0` is the integer 1). Exponent notation
+//! is accepted only for unbounded `number`s (no bound, exclusion or
+//! `multipleOf`, and not the complement of one); strings may use every JSON escape and lengths count
 //! code points (an escape, a surrogate pair: one each); lone surrogate
 //! escapes are not accepted; duplicate keys are not produced for known
 //! properties (other keys may repeat, as JSON allows); in the default
