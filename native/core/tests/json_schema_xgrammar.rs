@@ -18,8 +18,10 @@
 //! (46); `\S` not matching an escaped control character (1); a `const`
 //! string accepted only in its canonical escaping, not as `\/` (926, 927);
 //! duplicate keys accepted (928, 932); an array accepted by `type: object`
-//! through `enum` (917). Refused: `oneOf` with overlapping alternatives (8,
-//! xgrammar reads them as `anyOf`) and `multipleOf: 1e30` (a limit). The counts are compared with the
+//! through `enum` (917); a value valid against two `oneOf` alternatives
+//! accepted (28–36: xgrammar reads `oneOf` as `anyOf`; we enforce that
+//! exactly one holds). Refused: two `oneOf`s no value satisfies (exactly one
+//! alternative can never hold; 37) and `multipleOf: 1e30` (a limit). The counts are compared with the
 //! committed baseline `json_schema_xgrammar_baseline.txt` (ratchet, as for
 //! the official suite; `GLRMASK_UPDATE_BASELINE=1` rewrites it).
 
