@@ -233,6 +233,13 @@ fn any_of_all_of_one_of() {
     ]});
     let any_order = JsonSchemaOptions { any_order: true, ..JsonSchemaOptions::default() };
     check_with(closed, &any_order, &["{}", r#"{"a":1,"b":2}"#, r#"{"b":2,"a":1}"#], &[r#"{"a":1}"#, r#"{"b":1}"#]);
+    // No value is valid against exactly one alternative: strict refuses, lenient reads anyOf.
+    let all_required =
+        json!({"type": "object", "required": ["a", "b"], "oneOf": [{"required": ["a"]}, {"required": ["b"]}]});
+    assert_eq!(error_code(all_required.clone(), &JsonSchemaOptions::default()).0, "unsatisfiable_schema");
+    let lenient = JsonSchemaOptions { lenient: true, ..JsonSchemaOptions::default() };
+    let (_, notes) = json_schema_grammar(&all_required, &lenient).unwrap();
+    assert!(notes.iter().any(|n| n.contains("exactly one alternative")), "{notes:?}");
     // Overlapping arrays: the complement of `items` is "some item outside it".
     let arrays = json!({"oneOf": [{"type": "array", "items": {"type": "integer"}}, {"type": "array", "maxItems": 1}]});
     check(arrays, &[r#"["a"]"#, "[1,2]"], &["[]", "[1]", r#"[1,"a"]"#, r#"["a","b"]"#]);

@@ -242,9 +242,16 @@ impl Ctx<'_> {
                 return Ok(anyof(alts));
             }
         };
+        let plain = anyof(alts);
+        if exclusive == Schema::Never && plain != Schema::Never && self.opts.lenient {
+            // Every value valid against one alternative is valid against two
+            // (a common slip: `required` lists in `oneOf` beside a `required`
+            // that names them all). Strict refuses it as unsatisfiable.
+            self.unsupported("oneOf", &one_of_path, "no value is valid against exactly one alternative")?;
+            return Ok(plain);
+        }
         // Each complement distributes over the others' alternatives: past a
         // size, the grammar (and its LR automaton) outgrows what exactness buys.
-        let plain = anyof(alts);
         let (size, bound) = (ir_size(&exclusive, 0), 8 * ir_size(&plain, 0) + 256);
         if size > bound {
             let why = format!(
