@@ -25,16 +25,16 @@ parser that reads the output back is :func:`parse_tool_calls`.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import logging
 import re
 import threading
 import weakref
 from collections import OrderedDict
-from typing import Any, Callable, Iterable, Iterator, NamedTuple, Optional, Sequence, Union
+from typing import Any, Callable, Iterable, NamedTuple, Optional, Sequence, Union
 
 import glrmask
+from glrmask.approximations import core_warning_held_back
 
 __all__ = [
     "vocab_for",
@@ -290,31 +290,6 @@ class SchemaConstraint:
         return f"SchemaConstraint({self.constraint!r}, ignored_keywords={self.ignored_keywords!r})"
 
 
-# The start of the core's per-conversion warning (`Grammar.from_json_schema`, logger `glrmask`).
-_CORE_MESSAGE = "JSON Schema: not enforced exactly"
-_quiet = threading.local()
-
-
-class _HoldBackCoreWarning(logging.Filter):
-    """Drops the core's approximation warning for conversions made here (this thread, inside
-    ``_core_warning_held_back``): ``_log_approximations`` reports them once per schema instead."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        return not (getattr(_quiet, "depth", 0) and str(record.msg).startswith(_CORE_MESSAGE))
-
-
-logging.getLogger("glrmask").addFilter(_HoldBackCoreWarning())
-
-
-@contextlib.contextmanager
-def _core_warning_held_back() -> Iterator[None]:
-    _quiet.depth = getattr(_quiet, "depth", 0) + 1
-    try:
-        yield
-    finally:
-        _quiet.depth -= 1
-
-
 _LOGGED: OrderedDict[tuple, None] = OrderedDict()
 _LOGGED_MAX = 4096
 
@@ -378,7 +353,7 @@ def json_schema(
     ignored: list[str] = []
 
     def build(_vocab: glrmask.Vocab) -> glrmask.Grammar:
-        with _core_warning_held_back():
+        with core_warning_held_back():
             grammar = glrmask.Grammar.from_json_schema(spec, **options)
         ignored[:] = grammar.ignored_keywords
         _log_approximations(key, f"the JSON schema {_short(spec)}", ignored)
@@ -478,7 +453,7 @@ def _tool_choice(tool_choice: Any, names: list[str]) -> tuple[str, Optional[str]
 def _call_grammar(fn: dict, schema_options: dict, forbid: Sequence[str], ignored: list[str]) -> glrmask.Grammar:
     """``{"name": "F", "arguments": ARGS}`` for one function; its approximations are added to ``ignored``."""
     try:
-        with _core_warning_held_back():
+        with core_warning_held_back():
             args = glrmask.Grammar.from_json_schema(fn["parameters"], **{**_TOOL_JSON, **schema_options})
     except glrmask.SchemaError as e:
         if hasattr(e, "add_note"):  # Python 3.11+

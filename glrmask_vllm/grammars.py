@@ -15,15 +15,15 @@ held back for conversions made here, so the message is not repeated for every co
 
 from __future__ import annotations
 
-import contextlib
 import json
 import logging
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
-from typing import Any, Iterator
+from typing import Any
 
 import glrmask
+from glrmask.approximations import core_warning_held_back
 
 from .structural_tag import structural_tag_grammar
 
@@ -60,31 +60,6 @@ class JsonOptions:
 
 
 # ---- approximations: logged once per distinct spec --------------------------------------------
-
-# The start of the core's per-conversion warning (`Grammar.from_json_schema`, logger `glrmask`).
-_CORE_MESSAGE = "JSON Schema: not enforced exactly"
-_quiet = threading.local()
-
-
-class _HoldBackCoreWarning(logging.Filter):
-    """Drops the core's approximation warning for conversions this module makes (this thread, inside
-    `core_warning_held_back`): `log_approximations` reports them once per spec instead."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        return not (getattr(_quiet, "depth", 0) and str(record.msg).startswith(_CORE_MESSAGE))
-
-
-logging.getLogger("glrmask").addFilter(_HoldBackCoreWarning())
-
-
-@contextlib.contextmanager
-def core_warning_held_back() -> Iterator[None]:
-    _quiet.depth = getattr(_quiet, "depth", 0) + 1
-    try:
-        yield
-    finally:
-        _quiet.depth -= 1
-
 
 _LOGGED: OrderedDict[tuple, None] = OrderedDict()
 _LOGGED_MAX = 4096
