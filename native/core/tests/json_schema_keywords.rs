@@ -258,6 +258,24 @@ fn any_of_all_of_one_of() {
     });
     let (_, notes) = json_schema_grammar(&disjoint, &lenient).unwrap();
     assert!(notes.iter().any(|n| n.contains("uniqueItems")), "{notes:?}");
+    // The rest of the schema is over-approximated (a uniqueItems met while
+    // intersecting it with an alternative); the alternatives themselves are
+    // exact, so exclusivity still is.
+    let beside = json!({
+        "$defs": {"list": {"type": "array", "uniqueItems": true}},
+        "type": "object",
+        "properties": {"x": {"$ref": "#/$defs/list"}},
+        "oneOf": [{"required": ["a"], "properties": {"x": {"maxItems": 2}}}, {"required": ["b"]}],
+    });
+    let (_, notes) = json_schema_grammar(&beside, &lenient).unwrap();
+    assert!(!notes.iter().any(|n| n.contains("oneOf")), "{notes:?}");
+    let lenient_any_order = JsonSchemaOptions { any_order: true, ..lenient };
+    check_with(
+        beside,
+        &lenient_any_order,
+        &[r#"{"a":1}"#, r#"{"b":1}"#, r#"{"x":[1,2,3],"a":1,"b":2}"#],
+        &[r#"{"a":1,"b":2}"#, "{}"],
+    );
 }
 
 #[test]
@@ -543,4 +561,73 @@ fn intersections_keep_the_outer_property_order() {
         ]
     });
     check(s, &[r#"{"a":1,"b":"x"}"#, r#"{"b":"y"}"#], &[r#"{"b":"x","a":1}"#, r#"{"a":1,"b":"z"}"#]);
+}
+
+/// Nested `not`/`anyOf` of patterned strings (JSONSchemaBench's Handwritten
+/// `allany*` family): string alternatives stay one language with `any_of`
+/// groups instead of distributing into a product of terminals, and that
+/// language is exact. Checked on every string over a small alphabet.
+#[test]
+fn nested_string_unions() {
+    let schema = json!({
+        "type": "string",
+        "allOf": [
+            {"not": {"anyOf": [
+                {"not": {"anyOf": [{"pattern": "^a"}, {"pattern": "2$"}]}},
+                {"pattern": "b1"}
+            ]}},
+            {"anyOf": [{"pattern": "z"}, {"maxLength": 2}, {"not": {"pattern": "1"}}]},
+            {"minLength": 1}
+        ]
+    });
+    let expected = |s: &str| {
+        let a = (s.starts_with('a') || s.ends_with('2')) && !s.contains("b1");
+        let b = s.contains('z') || s.chars().count() <= 2 || !s.contains('1');
+        a && b && !s.is_empty()
+    };
+    let c = Checker::new(&schema, &JsonSchemaOptions::default()).unwrap();
+    let mut words = vec![String::new()];
+    let mut start = 0;
+    for _ in 0..5 {
+        let end = words.len();
+        for i in start..end {
+            for ch in ['a', 'b', '1', '2', 'z'] {
+                words.push(format!("{}{ch}", words[i]));
+            }
+        }
+        start = end;
+    }
+    let mut accepted = 0;
+    for w in &words {
+        let text = format!("\"{w}\"");
+        assert_eq!(c.accepts(&text), expected(w), "{text}");
+        accepted += expected(w) as usize;
+    }
+    assert!(accepted > 100 && accepted < words.len() - 100, "{accepted} of {}", words.len());
+    // Beside other types, the merged string keeps its language.
+    let mixed = json!({"anyOf": [schema, {"type": "integer"}, {"type": "string", "pattern": "^zz$"}]});
+    check(mixed, &["\"a2\"", "7", "\"zz\""], &["\"b1\"", "1.5", "\"zzz\""]);
+}
+
+/// JSONSchemaBench Handwritten `allany14`: `allOf` of `not`s of `anyOf`s of
+/// `not`s of patterns. Distributed into a disjunctive normal form it was 729
+/// patterned string terminals whose lexer product did not finish in minutes;
+/// as `any_of` groups it is one terminal.
+#[test]
+fn nested_not_any_of_patterns_compile() {
+    let not_any = |ps: &[&str]| json!({"not": {"anyOf": ps.iter().map(|p| json!({"pattern": p})).collect::<Vec<_>>()}});
+    let schema = json!({
+        "type": "string",
+        "allOf": [
+            {"not": {"anyOf": [not_any(&["^....$", "ab1", "b12"]), not_any(&["^....$", "bc1", "c12"]), not_any(&["^....$", "ca1", "a12"])]}},
+            {"not": {"anyOf": [not_any(&["^[\\w]*$", "\\d\\d", "[a|b]"]), not_any(&["^[\\w]*$", "\\d\\d", "[b|c]"]), not_any(&["^[\\w]*$", "\\d\\d", "[c|a]"])]}},
+            {"pattern": "[aA][12].*[zZ]"}, {"minLength": 10}, {"maxLength": 20}
+        ]
+    });
+    // Valid: every not1x fails (it has b12, c12, a12), every not2x fails (two digits).
+    check(
+        schema,
+        &["\"a1b12c12a12z\"", "\"xa1b12c12a12z\""],
+        &["\"a1111111bz\"", "\"a1b12c12a12!\"", "\"a1z\"", "\"a1b12c12a1z\""],
+    );
 }

@@ -174,8 +174,33 @@ impl TermDfa {
         self.trans = trans;
     }
 
-    /// Intersection (`and = true`) of several DFAs by the product construction.
+    /// Intersection of several DFAs: pairwise products, each minimised, so
+    /// the intermediate automata stay as small as their languages allow.
     pub fn product(dfas: &[TermDfa], max_states: usize) -> Result<TermDfa> {
+        Self::fold(dfas, max_states, true)
+    }
+
+    /// Union of several DFAs, built like [`TermDfa::product`]. Many
+    /// overlapping alternatives (a JSON Schema `anyOf` of patterned strings)
+    /// determinise into far fewer states this way than as one NFA.
+    pub fn union(dfas: &[TermDfa], max_states: usize) -> Result<TermDfa> {
+        Self::fold(dfas, max_states, false)
+    }
+
+    fn fold(dfas: &[TermDfa], max_states: usize, all: bool) -> Result<TermDfa> {
+        let Some((first, rest)) = dfas.split_first() else {
+            return Self::pair_product(&[], max_states, all);
+        };
+        let mut acc = first.clone();
+        for d in rest {
+            acc = Self::pair_product(&[acc, d.clone()], max_states, all)?;
+        }
+        Ok(acc)
+    }
+
+    /// The product automaton of `dfas`, accepting where all (`all`) or any
+    /// of them accept.
+    fn pair_product(dfas: &[TermDfa], max_states: usize, all: bool) -> Result<TermDfa> {
         let (classes, num_classes, reps) = merge_classes(dfas.iter().map(|d| &d.classes));
         let mut ids: FxHashMap<Vec<u32>, u32> = FxHashMap::default();
         let mut states: Vec<Vec<u32>> = Vec::new();
@@ -188,7 +213,8 @@ impl TermDfa {
         while i < states.len() {
             let tuple = states[i].clone();
             i += 1;
-            accept.push(tuple.iter().zip(dfas).all(|(&s, d)| d.accept[s as usize]));
+            let mut accepting = tuple.iter().zip(dfas).map(|(&s, d)| d.accept[s as usize]);
+            accept.push(if all { accepting.all(|a| a) } else { accepting.any(|a| a) });
             for &rep in &reps {
                 let next: Vec<u32> = tuple.iter().zip(dfas).map(|(&s, d)| d.next(s, rep)).collect();
                 let len = states.len() as u32;
@@ -297,6 +323,13 @@ fn pattern_fragment(nfa: &mut Nfa, pattern: &Pattern, max_states: usize) -> Resu
                 frags.push(pattern_fragment(nfa, p, max_states)?);
             }
             nfa.concat(frags)
+        }
+        Pattern::Alt(parts) if parts.iter().filter(|p| matches!(p, Pattern::And(_) | Pattern::Not(_))).count() > 1 => {
+            // Several alternatives that are automata already: their union,
+            // minimised step by step, rather than one subset construction
+            // over all of them at once.
+            let dfas = parts.iter().map(|p| TermDfa::from_pattern(p, max_states)).collect::<Result<Vec<_>>>()?;
+            TermDfa::union(&dfas, max_states)?.embed(nfa)
         }
         Pattern::Alt(parts) => {
             let mut frags = Vec::with_capacity(parts.len());
@@ -477,9 +510,14 @@ impl Closure {
 }
 
 /// Hopcroft's partition refinement. Returns the block of every state.
+///
+/// The partition is the refinable-partition structure (Valmari–Lehtinen):
+/// states are laid out block by block in one array, and a split moves only
+/// the marked states, so a round costs what it marks, not the size of the
+/// blocks it touches (splitting one huge block over and over was quadratic).
 fn minimize(num_classes: usize, trans: &[u32], accept: &[bool]) -> (Vec<u32>, usize) {
     let n = accept.len();
-    // Inverse transitions per class: for each (class, target) the sources.
+    // Inverse transitions per class: for each (target, class) the sources.
     let mut inv_start = vec![0u32; n * num_classes + 1];
     for s in 0..n {
         for c in 0..num_classes {
@@ -502,81 +540,124 @@ fn minimize(num_classes: usize, trans: &[u32], accept: &[bool]) -> (Vec<u32>, us
         }
     }
 
-    let mut block_of = vec![0u32; n];
-    let mut blocks: Vec<Vec<u32>> = Vec::new();
-    let acc_states: Vec<u32> = (0..n as u32).filter(|&s| accept[s as usize]).collect();
-    let rej_states: Vec<u32> = (0..n as u32).filter(|&s| !accept[s as usize]).collect();
-    for group in [acc_states, rej_states] {
-        if !group.is_empty() {
-            let id = blocks.len() as u32;
-            for &s in &group {
-                block_of[s as usize] = id;
-            }
-            blocks.push(group);
-        }
-    }
-    let mut in_work = vec![true; blocks.len()];
-    let mut work: Vec<u32> = (0..blocks.len() as u32).collect();
-    let mut touched_count: Vec<u32> = Vec::new();
+    let mut partition = Partition::new(accept);
+    let mut work: Vec<u32> = (0..partition.len() as u32).collect();
     let mut touched: Vec<u32> = Vec::new();
-    let mut marked: Vec<bool> = vec![false; n];
+    let mut members: Vec<u32> = Vec::new();
     while let Some(a) = work.pop() {
-        in_work[a as usize] = false;
-        let members = blocks[a as usize].clone();
+        members.clear();
+        members.extend_from_slice(partition.members(a));
         for c in 0..num_classes {
             touched.clear();
-            let mut xs: Vec<u32> = Vec::new();
             for &t in &members {
                 let key = t as usize * num_classes + c;
                 for &s in &inv[inv_start[key] as usize..inv_start[key + 1] as usize] {
-                    if !marked[s as usize] {
-                        marked[s as usize] = true;
-                        xs.push(s);
-                    }
+                    partition.mark(s, &mut touched);
                 }
-            }
-            if xs.is_empty() {
-                continue;
-            }
-            touched_count.resize(blocks.len(), 0);
-            for &s in &xs {
-                let b = block_of[s as usize];
-                if touched_count[b as usize] == 0 {
-                    touched.push(b);
-                }
-                touched_count[b as usize] += 1;
             }
             for &b in &touched {
-                let count = touched_count[b as usize] as usize;
-                touched_count[b as usize] = 0;
-                if count == blocks[b as usize].len() {
-                    continue;
+                if let Some(new) = partition.split(b) {
+                    // A pending `b` needs both halves; one that is not needs
+                    // either, and the new one is the smaller (Hopcroft).
+                    work.push(new);
                 }
-                let (inside, outside): (Vec<u32>, Vec<u32>) =
-                    blocks[b as usize].iter().partition(|&&s| marked[s as usize]);
-                let new_id = blocks.len() as u32;
-                let (keep, moved) = if inside.len() <= outside.len() { (outside, inside) } else { (inside, outside) };
-                for &s in &moved {
-                    block_of[s as usize] = new_id;
-                }
-                blocks[b as usize] = keep;
-                blocks.push(moved);
-                in_work.push(false);
-                if in_work[b as usize] {
-                    in_work[new_id as usize] = true;
-                    work.push(new_id);
-                } else {
-                    // Adding the smaller half suffices (Hopcroft).
-                    in_work[new_id as usize] = true;
-                    work.push(new_id);
-                }
-            }
-            for &s in &xs {
-                marked[s as usize] = false;
             }
         }
     }
-    (block_of, blocks.len())
+    (partition.block_of, partition.first.len())
+}
+
+/// Blocks of states as contiguous ranges of one permutation; the marked
+/// states of a block sit at its front, `first..mid`.
+struct Partition {
+    elems: Vec<u32>,
+    loc: Vec<u32>,
+    block_of: Vec<u32>,
+    first: Vec<u32>,
+    mid: Vec<u32>,
+    end: Vec<u32>,
+}
+
+impl Partition {
+    /// Two blocks: accepting and rejecting states (empty ones left out).
+    fn new(accept: &[bool]) -> Partition {
+        let n = accept.len();
+        let mut elems: Vec<u32> = (0..n as u32).filter(|&s| accept[s as usize]).collect();
+        let split = elems.len() as u32;
+        elems.extend((0..n as u32).filter(|&s| !accept[s as usize]));
+        let mut loc = vec![0u32; n];
+        for (i, &s) in elems.iter().enumerate() {
+            loc[s as usize] = i as u32;
+        }
+        let (mut first, mut end) = (Vec::new(), Vec::new());
+        for (a, b) in [(0, split), (split, n as u32)] {
+            if a < b {
+                first.push(a);
+                end.push(b);
+            }
+        }
+        let mut block_of = vec![0u32; n];
+        for (b, (&a, &e)) in first.iter().zip(&end).enumerate() {
+            for &s in &elems[a as usize..e as usize] {
+                block_of[s as usize] = b as u32;
+            }
+        }
+        let mid = first.clone();
+        Partition { elems, loc, block_of, first, mid, end }
+    }
+
+    fn len(&self) -> usize {
+        self.first.len()
+    }
+
+    fn members(&self, b: u32) -> &[u32] {
+        &self.elems[self.first[b as usize] as usize..self.end[b as usize] as usize]
+    }
+
+    /// Mark `s` (once); a block's first mark records it in `touched`.
+    fn mark(&mut self, s: u32, touched: &mut Vec<u32>) {
+        let b = self.block_of[s as usize] as usize;
+        let i = self.loc[s as usize];
+        let m = self.mid[b];
+        if i < m {
+            return;
+        }
+        if m == self.first[b] {
+            touched.push(b as u32);
+        }
+        let other = self.elems[m as usize];
+        self.elems.swap(i as usize, m as usize);
+        self.loc[s as usize] = m;
+        self.loc[other as usize] = i;
+        self.mid[b] = m + 1;
+    }
+
+    /// Split `b` into its marked and unmarked states (clearing the marks);
+    /// returns the new block, the smaller half, if both halves are non-empty.
+    fn split(&mut self, b: u32) -> Option<u32> {
+        let b = b as usize;
+        let (first, mid, end) = (self.first[b], self.mid[b], self.end[b]);
+        self.mid[b] = first;
+        if mid == end {
+            return None;
+        }
+        let new = self.first.len() as u32;
+        let (lo, hi) = if mid - first <= end - mid {
+            self.first[b] = mid;
+            (first, mid)
+        } else {
+            self.end[b] = mid;
+            (mid, end)
+        };
+        self.mid[b] = self.first[b];
+        self.first.push(lo);
+        self.mid.push(lo);
+        self.end.push(hi);
+        for &s in &self.elems[lo as usize..hi as usize] {
+            self.block_of[s as usize] = new;
+        }
+        Some(new)
+    }
 }
 
 #[cfg(test)]
@@ -648,5 +729,89 @@ mod cache_tests {
         }
         // The state limit is part of the key: a smaller one still fails.
         assert!(TermDfa::cached(&p, 2).is_err());
+    }
+}
+
+#[cfg(test)]
+mod minimize_tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// Moore's refinement, the obviously correct way: the number of
+    /// distinguishable reachable states that can still accept.
+    fn moore_live_classes(k: usize, trans: &[u32], accept: &[bool], start: u32) -> usize {
+        let n = accept.len();
+        let mut reachable = vec![false; n];
+        let mut stack = vec![start];
+        reachable[start as usize] = true;
+        while let Some(s) = stack.pop() {
+            for c in 0..k {
+                let t = trans[s as usize * k + c];
+                if !reachable[t as usize] {
+                    reachable[t as usize] = true;
+                    stack.push(t);
+                }
+            }
+        }
+        let mut class: Vec<usize> = accept.iter().map(|&a| a as usize).collect();
+        loop {
+            let mut ids: FxHashMap<Vec<usize>, usize> = FxHashMap::default();
+            let next: Vec<usize> = (0..n)
+                .map(|s| {
+                    let mut sig = vec![class[s]];
+                    sig.extend((0..k).map(|c| class[trans[s * k + c] as usize]));
+                    let len = ids.len();
+                    *ids.entry(sig).or_insert(len)
+                })
+                .collect();
+            let stable = ids.len() == class.iter().collect::<std::collections::HashSet<_>>().len();
+            class = next;
+            if stable {
+                break;
+            }
+        }
+        let live = live_states(k, trans, accept);
+        let live_classes: std::collections::HashSet<usize> =
+            (0..n).filter(|&s| reachable[s] && live[s]).map(|s| class[s]).collect();
+        live_classes.len()
+    }
+
+    proptest! {
+        #[test]
+        fn minimisation_is_minimal_and_keeps_the_language(
+            n in 1usize..14,
+            k in 1usize..4,
+            seed in proptest::collection::vec(any::<u32>(), 14 * 4),
+            acc in proptest::collection::vec(any::<bool>(), 14),
+            start in 0u32..14,
+        ) {
+            let trans: Vec<u32> = (0..n * k).map(|i| seed[i] % n as u32).collect();
+            let accept = acc[..n].to_vec();
+            let start = start % n as u32;
+            let mut classes = [0u8; 256];
+            for (b, slot) in classes.iter_mut().enumerate() {
+                *slot = b.min(k - 1) as u8;
+            }
+            let min = TermDfa::from_raw(classes, k, trans.clone(), accept.clone(), start);
+            // Dead state 0 plus one state per live Myhill–Nerode class.
+            prop_assert_eq!(min.num_states(), 1 + moore_live_classes(k, &trans, &accept, start));
+            // Same language on every string of length ≤ 6.
+            let mut words: Vec<Vec<u8>> = vec![vec![]];
+            for _ in 0..6 {
+                let longer: Vec<Vec<u8>> = words
+                    .iter()
+                    .filter(|w| w.len() == words.last().unwrap().len())
+                    .flat_map(|w| (0..k as u8).map(move |c| [w.clone(), vec![c]].concat()))
+                    .collect();
+                words.extend(longer);
+            }
+            for w in &words {
+                let mut s = start;
+                for &b in w {
+                    s = trans[s as usize * k + b as usize];
+                }
+                prop_assert_eq!(min.matches(w), accept[s as usize], "word {:?}", w);
+            }
+        }
     }
 }

@@ -203,10 +203,13 @@ impl Ctx<'_> {
             )?;
             return Ok(anyof(alts));
         }
+        // The subschemas were built exactly; what the intersections with the
+        // rest of the schema approximated is no concern of their complements.
+        let mark = self.approximations;
         let mut complements: Vec<Option<Schema>> = vec![None; n];
         for j in 0..n {
             if (0..n).any(|i| overlaps[i * n + j]) {
-                match self.exact_complement(&alts[j].1.clone(), before, &one_of_path) {
+                match self.exact_complement(&alts[j].1.clone(), mark, &one_of_path) {
                     Ok(c) => complements[j] = Some(c),
                     Err(why) => {
                         let why = format!(

@@ -447,5 +447,11 @@ fn string_violations(st: &StringSchema) -> Vec<Schema> {
     if !st.excluded.is_empty() {
         out.push(Schema::Const(st.excluded.iter().map(|e| Value::String(e.clone())).collect()));
     }
+    for group in &st.any_of {
+        out.push(string(StringSchema { none_of: group.clone(), ..StringSchema::default() }));
+    }
+    if !st.none_of.is_empty() {
+        out.push(string(StringSchema { any_of: vec![st.none_of.clone()], ..StringSchema::default() }));
+    }
     out
 }

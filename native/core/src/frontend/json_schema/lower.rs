@@ -385,46 +385,7 @@ impl<'c, 'a> Lowerer<'c, 'a> {
 
     /// The content language of a string schema (no quotes).
     pub fn string_content(&mut self, st: &StringSchema) -> Result<Pattern> {
-        let mut parts = Vec::new();
-        if st.min_length > 0 || st.max_length.is_some() {
-            parts.push(length_content(st.min_length, st.max_length));
-        }
-        for p in &st.patterns {
-            let re = super::regex::parse_ecma(&p.source, &p.path)?;
-            parts.push(search_language(&re, &p.path)?);
-        }
-        for (name, path) in &st.formats {
-            if let Some(p) = super::formats::format_language(name, path)? {
-                parts.push(p);
-            }
-        }
-        // Complements are over all byte strings: intersect with the valid
-        // encodings (`any_char*`) so only well-formed content remains.
-        let mut negated = Vec::new();
-        for p in &st.not_patterns {
-            let re = super::regex::parse_ecma(&p.source, &p.path)?;
-            negated.push(search_language(&re, &p.path)?);
-        }
-        for (name, path) in &st.not_formats {
-            if let Some(p) = super::formats::format_language(name, path)? {
-                negated.push(p);
-            }
-        }
-        negated.extend(st.excluded.iter().map(|e| Pattern::Hir(super::strings::encoded_literal(e))));
-        if !negated.is_empty() {
-            parts.push(Pattern::Not(Box::new(Pattern::Alt(negated))));
-            parts.push(length_content(0, None));
-        }
-        Ok(match parts.len() {
-            0 => Pattern::Hir(regex_syntax::hir::Hir::repetition(regex_syntax::hir::Repetition {
-                min: 0,
-                max: None,
-                greedy: true,
-                sub: Box::new(any_char()),
-            })),
-            1 => parts.pop().unwrap_or(Pattern::Alt(vec![])),
-            _ => Pattern::And(parts),
-        })
+        string_content(st)
     }
 
     fn string(&mut self, st: &StringSchema) -> Result<TerminalId> {
@@ -451,6 +412,12 @@ impl<'c, 'a> Lowerer<'c, 'a> {
         }
         if !st.excluded.is_empty() {
             name.push_str(&format!(" !{:?}", st.excluded.iter().take(3).collect::<Vec<_>>()));
+        }
+        for group in &st.any_of {
+            name.push_str(&format!(" (one of {})", group.len()));
+        }
+        if !st.none_of.is_empty() {
+            name.push_str(&format!(" (none of {})", st.none_of.len()));
         }
         if let Some(&t) = self.terminals.get(&key) {
             return Ok(t);
@@ -696,4 +663,54 @@ fn number_name(n: &NumberSchema) -> String {
 
 pub(crate) fn limit_error(limit: &'static str, reached: usize, max: usize, path: &str) -> Error {
     Error::limit(limit, reached, max).at_path(path.to_string())
+}
+
+/// The content language (between the quotes) of strings valid against `st`.
+pub(crate) fn string_content(st: &StringSchema) -> Result<Pattern> {
+    let mut parts = Vec::new();
+    if st.min_length > 0 || st.max_length.is_some() {
+        parts.push(length_content(st.min_length, st.max_length));
+    }
+    for p in &st.patterns {
+        let re = super::regex::parse_ecma(&p.source, &p.path)?;
+        parts.push(search_language(&re, &p.path)?);
+    }
+    for (name, path) in &st.formats {
+        if let Some(p) = super::formats::format_language(name, path)? {
+            parts.push(p);
+        }
+    }
+    for group in &st.any_of {
+        parts.push(Pattern::Alt(group.iter().map(string_content).collect::<Result<_>>()?));
+    }
+    // Complements are over all byte strings: intersect with the valid
+    // encodings (`any_char*`) so only well-formed content remains.
+    let mut negated = Vec::new();
+    for p in &st.not_patterns {
+        let re = super::regex::parse_ecma(&p.source, &p.path)?;
+        negated.push(search_language(&re, &p.path)?);
+    }
+    for (name, path) in &st.not_formats {
+        if let Some(p) = super::formats::format_language(name, path)? {
+            negated.push(p);
+        }
+    }
+    negated.extend(st.excluded.iter().map(|e| Pattern::Hir(super::strings::encoded_literal(e))));
+    for member in &st.none_of {
+        negated.push(string_content(member)?);
+    }
+    if !negated.is_empty() {
+        parts.push(Pattern::Not(Box::new(Pattern::Alt(negated))));
+        parts.push(length_content(0, None));
+    }
+    Ok(match parts.len() {
+        0 => Pattern::Hir(regex_syntax::hir::Hir::repetition(regex_syntax::hir::Repetition {
+            min: 0,
+            max: None,
+            greedy: true,
+            sub: Box::new(any_char()),
+        })),
+        1 => parts.pop().unwrap_or(Pattern::Alt(vec![])),
+        _ => Pattern::And(parts),
+    })
 }

@@ -63,6 +63,13 @@ pub(crate) struct StringSchema {
     pub not_formats: Vec<(String, String)>,
     /// Strings excluded (the complement of `const`/`enum`).
     pub excluded: Vec<String>,
+    /// Each group: at least one of its members holds. An `anyOf` of string
+    /// schemas is kept as one such group rather than as alternatives, so
+    /// intersecting several of them (the `allOf` of `not`s of `anyOf`s) is a
+    /// conjunction of groups, not their distributed product.
+    pub any_of: Vec<Vec<StringSchema>>,
+    /// None of these holds (the complement of a group).
+    pub none_of: Vec<StringSchema>,
 }
 
 impl StringSchema {
@@ -72,6 +79,13 @@ impl StringSchema {
             && self.formats.is_empty()
             && self.not_patterns.is_empty()
             && self.not_formats.is_empty()
+            && self.any_of.is_empty()
+            && self.none_of.is_empty()
+    }
+
+    /// Every string.
+    pub fn is_unconstrained(&self) -> bool {
+        self.is_plain() && self.min_length == 0 && self.max_length.is_none() && self.excluded.is_empty()
     }
 }
 
@@ -501,6 +515,16 @@ impl<'a> Ctx<'a> {
                         s.excluded.push(e.clone());
                     }
                 }
+                for g in &y.any_of {
+                    if !s.any_of.contains(g) {
+                        s.any_of.push(g.clone());
+                    }
+                }
+                for n in &y.none_of {
+                    if !s.none_of.contains(n) {
+                        s.none_of.push(n.clone());
+                    }
+                }
                 if s.max_length.is_some_and(|m| m < s.min_length) {
                     Never
                 } else {
@@ -781,7 +805,27 @@ impl<'a> Ctx<'a> {
                 return Ok(false);
             }
         }
-        Ok(!s.excluded.iter().any(|e| e == v))
+        if s.excluded.iter().any(|e| e == v) {
+            return Ok(false);
+        }
+        for group in &s.any_of {
+            let mut some = false;
+            for member in group {
+                if self.string_admits(member, v)? {
+                    some = true;
+                    break;
+                }
+            }
+            if !some {
+                return Ok(false);
+            }
+        }
+        for member in &s.none_of {
+            if self.string_admits(member, v)? {
+                return Ok(false);
+            }
+        }
+        Ok(true)
     }
 
     fn format_holds(&mut self, name: &str, path: &str, v: &str) -> Result<bool> {
@@ -791,30 +835,13 @@ impl<'a> Ctx<'a> {
 
     /// States of the DFA of a string schema's patterns and formats (lengths aside).
     pub fn pattern_states(&mut self, s: &StringSchema) -> Result<usize> {
-        let key = format!("{:?}|{:?}|{:?}|{:?}", s.patterns, s.formats, s.not_patterns, s.not_formats);
+        let unbounded = StringSchema { min_length: 0, max_length: None, excluded: vec![], ..s.clone() };
+        let key = format!("{unbounded:?}");
         if let Some(&n) = self.pattern_sizes.get(&key) {
             return Ok(n);
         }
-        let mut parts = Vec::new();
-        for p in &s.patterns {
-            let re = parse_ecma(&p.source, &p.path)?;
-            parts.push(search_language(&re, &p.path)?);
-        }
-        for (name, path) in &s.formats {
-            if let Some(p) = super::formats::format_language(name, path)? {
-                parts.push(p);
-            }
-        }
-        for p in &s.not_patterns {
-            let re = parse_ecma(&p.source, &p.path)?;
-            parts.push(Pattern::Not(Box::new(search_language(&re, &p.path)?)));
-        }
-        for (name, path) in &s.not_formats {
-            if let Some(p) = super::formats::format_language(name, path)? {
-                parts.push(Pattern::Not(Box::new(p)));
-            }
-        }
-        let n = match TermDfa::from_pattern(&Pattern::And(parts), 200_000) {
+        let language = super::lower::string_content(&unbounded)?;
+        let n = match TermDfa::from_pattern(&language, 200_000) {
             Ok(d) => d.num_states(),
             Err(e) if e.kind() == crate::error::ErrorKind::Limit => 200_000,
             Err(e) => return Err(e),
@@ -948,6 +975,7 @@ pub(crate) fn any_of(mut out: Vec<Schema>) -> Schema {
                     }
                 }
             }
+            merge_strings(&mut flat);
             if flat.len() == 1 {
                 flat.pop().unwrap_or(Schema::Never)
             } else {
@@ -955,6 +983,27 @@ pub(crate) fn any_of(mut out: Vec<Schema>) -> Schema {
             }
         }
     }
+}
+
+/// Several string alternatives become one string schema with an `any_of`
+/// group (see [`StringSchema::any_of`]), in the place of the first.
+fn merge_strings(alts: &mut Vec<Schema>) {
+    let strings: Vec<usize> = (0..alts.len()).filter(|&i| matches!(alts[i], Schema::String(_))).collect();
+    if strings.len() < 2 {
+        return;
+    }
+    let mut members = Vec::with_capacity(strings.len());
+    for &i in strings.iter().rev() {
+        if let Schema::String(st) = alts.remove(i) {
+            members.push(st);
+        }
+    }
+    members.reverse();
+    let merged = match members.iter().find(|st| st.is_unconstrained()) {
+        Some(every) => every.clone(),
+        None => StringSchema { any_of: vec![members], ..StringSchema::default() },
+    };
+    alts.insert(strings[0], Schema::String(merged));
 }
 
 pub(crate) fn simplify_array(a: ArraySchema) -> Schema {
