@@ -157,6 +157,9 @@ fn errors() {
         ("root ::= !<think>*", "unsupported_feature", (1, 10)),
         ("root ::= @token(12)", "unsupported_feature", (1, 10)),
         ("root ::= (\"a\"", "unclosed_group", (1, 10)),
+        ("root ::= root", "cyclic_grammar", (1, 1)),
+        ("root ::= \"a\" | r\nr ::= r | \"b\"", "cyclic_grammar", (2, 1)),
+        ("root ::= r\nr ::= s\ns ::= r | \"b\"", "cyclic_grammar", (2, 1)),
     ];
     for (text, code, at) in cases {
         let e = parse_ebnf(text).and_then(Matcher::new).err().unwrap_or_else(|| panic!("{text:?} should fail"));

@@ -329,8 +329,22 @@ fn check_cycles(grammar: &Grammar, bnf: &Bnf, nullable: &[bool]) -> Result<()> {
         for (i, s) in p.rhs.iter().enumerate() {
             if let Symbol::N(b) = s {
                 if b == &p.lhs {
-                    // A self-loop only yields `A → A` after ε-elimination, which is
-                    // dropped (it adds nothing). `(x?)*` lowers to such a loop.
+                    let around_nullable = p.rhs[..i].iter().all(is_nullable) && p.rhs[i + 1..].iter().all(is_nullable);
+                    if around_nullable && p.lhs.index() < grammar.rules.len() {
+                        // A rule that derives itself (`root ::= root`, `r ::= r ""`).
+                        let rule = grammar.rule(bnf.nonterminals[p.lhs.index()].origin);
+                        return Err(Error::grammar(
+                            "cyclic_grammar",
+                            format!(
+                                "rule `{0}` can derive itself without consuming input ({0} ⇒ {0}); such a grammar is infinitely ambiguous — remove the cycle",
+                                rule.name
+                            ),
+                        )
+                        .at(&grammar.source, rule.span));
+                    }
+                    // A helper's self-loop only yields `A → A` after
+                    // ε-elimination, which is dropped (it adds nothing):
+                    // `(x?)*` lowers to such a loop.
                     continue;
                 }
                 if p.rhs[..i].iter().all(is_nullable) && p.rhs[i + 1..].iter().all(is_nullable) {
