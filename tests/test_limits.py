@@ -55,6 +55,7 @@ def test_default_limits_lists_every_limit_with_a_positive_default():
         ("max_token_classes", glrmask.Optimization.FAST_RUNTIME),
         ("static_compile_fuel", glrmask.Optimization.FAST_RUNTIME),
         ("max_heads", glrmask.Optimization.FAST_RUNTIME),
+        ("max_step_work", glrmask.Optimization.FAST_BUILD),
     ],
 )
 def test_a_limit_error_names_a_limit_that_raising_lets_through(name, optimization):
@@ -70,6 +71,28 @@ def test_a_limit_error_names_a_limit_that_raising_lets_through(name, optimizatio
     # caches nothing), and the masks are the defaults' masks.
     raised = grammar.compile(VOCAB, end_tokens=[3], optimization=optimization, limits={name: 10**9})
     assert masks(raised) == reference
+
+
+def test_an_exponentially_ambiguous_grammar_stops_at_a_commit_not_a_hang():
+    # Each "a" adds a split point to every parse of `s s s`: commit work grows
+    # with the input, and masks after it too. max_step_work stops it at one
+    # commit, which fails and leaves the state as it was.
+    vocab = glrmask.Vocab.from_dict({b"a": 0, b"b": 1})
+    grammar = glrmask.Grammar.from_ebnf('root ::= s\ns ::= s s s | "a"')
+    state = grammar.compile(vocab, optimization="fast_build", limits={"max_step_work": 50_000}).start()
+    with pytest.raises(glrmask.LimitError) as caught:
+        for _ in range(2_000):
+            before = state.mask().tolist()
+            state.commit_token(0)
+    assert limit_named(caught.value) == "max_step_work"
+    committed = state.history_len
+    assert 20 < committed < 2_000
+    assert state.mask().tolist() == before
+    # Raised, the same commit goes through.
+    raised = grammar.compile(vocab, optimization="fast_build", limits={"max_step_work": 10**12}).start()
+    for _ in range(committed + 1):
+        raised.commit_token(0)
+    assert raised.is_accepting()
 
 
 def test_auto_falls_back_to_dynamic_naming_the_static_limit_it_hit():

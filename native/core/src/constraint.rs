@@ -51,11 +51,16 @@ pub enum Optimization {
 pub struct RuntimeLimits {
     /// Parse heads (GSS node × lexer configuration) alive after one byte.
     pub max_heads: usize,
+    /// Reduction paths one commit may walk. On an exponentially ambiguous
+    /// grammar (`s ::= s s | "a"`) this grows with every token, and so does
+    /// every mask after it; the bound stops the growth at a commit, which
+    /// fails and leaves the state as it was.
+    pub max_step_work: usize,
 }
 
 impl Default for RuntimeLimits {
     fn default() -> Self {
-        RuntimeLimits { max_heads: 100_000 }
+        RuntimeLimits { max_heads: 100_000, max_step_work: 1_000_000 }
     }
 }
 
@@ -462,6 +467,7 @@ impl ConstraintState {
         let c = self.constraint.clone();
         let parser = Parser::new(&c.grammar);
         let cp = self.gss.checkpoint();
+        let work = self.gss.work;
         let mut after = match bytes {
             None => Vec::new(),
             Some(bytes) => match parser.step_bytes(&mut self.gss, &self.heads, bytes, c.limits.max_heads) {
@@ -478,6 +484,11 @@ impl ConstraintState {
             after.dedup();
         }
         let live: Vec<Head> = after.into_iter().filter(|&h| parser.live(&mut self.gss, h)).collect();
+        let spent = usize::try_from(self.gss.work - work).unwrap_or(usize::MAX);
+        if spent > c.limits.max_step_work {
+            self.gss.truncate(cp);
+            return Err(Error::limit("max_step_work", spent, c.limits.max_step_work));
+        }
         if live.is_empty() {
             self.gss.truncate(cp);
             return Err(Error::new(

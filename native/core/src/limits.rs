@@ -37,6 +37,7 @@ pub const NAMES: &[&str] = &[
     "static_compile_fuel",
     "static_compile_ms",
     "max_heads",
+    "max_step_work",
 ];
 
 /// Limits that are options of the JSON Schema conversion instead.
@@ -67,6 +68,7 @@ impl Limits {
             "static_compile_fuel" => Slot::Work(&mut s.fuel),
             "static_compile_ms" => Slot::Work(&mut s.max_millis),
             "max_heads" => Slot::Count(&mut self.runtime.max_heads),
+            "max_step_work" => Slot::Count(&mut self.runtime.max_step_work),
             _ => return None,
         })
     }

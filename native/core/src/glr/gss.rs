@@ -22,6 +22,9 @@ pub struct GssNode {
 pub struct Gss {
     pub nodes: Vec<GssNode>,
     pub pool: Vec<u32>,
+    /// Reduction paths walked so far (never reset): what a commit costs on
+    /// an ambiguous grammar, where it grows with the input.
+    pub work: u64,
 }
 
 /// An arena length to truncate back to.
@@ -42,7 +45,7 @@ impl Checkpoint {
 
 impl Gss {
     pub fn new(start: LrStateId) -> Gss {
-        Gss { nodes: vec![GssNode { state: start, parents: smallvec![], summary: 0 }], pool: Vec::new() }
+        Gss { nodes: vec![GssNode { state: start, parents: smallvec![], summary: 0 }], pool: Vec::new(), work: 0 }
     }
 
     #[inline]
@@ -79,23 +82,25 @@ impl Gss {
     }
 
     /// Nodes exactly `d` edges below `start` (deduplicated). With `first`,
-    /// the first edge must be `start → first`.
-    pub fn at_distance(&self, start: NodeId, first: Option<NodeId>, d: usize, out: &mut Vec<NodeId>) {
+    /// the first edge must be `start → first`. Returns the edges read.
+    pub fn at_distance(&self, start: NodeId, first: Option<NodeId>, d: usize, out: &mut Vec<NodeId>) -> usize {
         out.clear();
         if d == 0 {
             out.push(start);
-            return;
+            return 0;
         }
         match first {
             Some(f) => out.push(f),
             None => out.extend_from_slice(&self.nodes[start.index()].parents),
         }
+        let mut read = out.len();
         let mut next = Vec::new();
         for _ in 1..d {
             next.clear();
             for &n in out.iter() {
                 next.extend_from_slice(&self.nodes[n.index()].parents);
             }
+            read += next.len();
             next.sort_unstable();
             next.dedup();
             std::mem::swap(out, &mut next);
@@ -104,5 +109,6 @@ impl Gss {
             out.sort_unstable();
             out.dedup();
         }
+        read
     }
 }

@@ -66,7 +66,8 @@ impl<'a> Parser<'a> {
             let state = gss.state(n);
             for prod in lr.reduces_on(state, t) {
                 let p = self.g.normal.production(prod);
-                gss.at_distance(n, via, p.rhs.len(), &mut bottoms);
+                let read = gss.at_distance(n, via, p.rhs.len(), &mut bottoms);
+                gss.work += 1 + read as u64;
                 for &b in &bottoms {
                     let Some(q) = lr.goto(gss.state(b), p.lhs) else { continue };
                     match reduced.iter().find(|&&v| gss.state(v) == q) {

@@ -276,6 +276,18 @@ impl Lowerer {
 // ---- pass 2: productive symbols ------------------------------------------------------------
 
 fn remove_unproductive(bnf: &mut Bnf) {
+    let productive = productive_set(bnf);
+    bnf.productions.retain(|p| {
+        productive[p.lhs.index()]
+            && p.rhs.iter().all(|s| match s {
+                Symbol::T(_) => true,
+                Symbol::N(n) => productive[n.index()],
+            })
+    });
+}
+
+/// Nonterminals that derive some terminal string (ε included).
+fn productive_set(bnf: &Bnf) -> Vec<bool> {
     let mut productive = vec![false; bnf.nonterminals.len()];
     let mut changed = true;
     while changed {
@@ -292,13 +304,7 @@ fn remove_unproductive(bnf: &mut Bnf) {
             }
         }
     }
-    bnf.productions.retain(|p| {
-        productive[p.lhs.index()]
-            && p.rhs.iter().all(|s| match s {
-                Symbol::T(_) => true,
-                Symbol::N(n) => productive[n.index()],
-            })
-    });
+    productive
 }
 
 fn nullable_set(bnf: &Bnf) -> Vec<bool> {
@@ -320,9 +326,12 @@ fn nullable_set(bnf: &Bnf) -> Vec<bool> {
 
 /// Edges `A → B` where `A → α B β` with α, β nullable. A cycle means `A ⇒+ A`.
 /// Self-loops are not reported: they only produce `A → A`, which
-/// ε-elimination drops without changing the language.
+/// ε-elimination drops without changing the language; unless that loop is
+/// all a user's rule has (`root ::= root`), which would silently leave it
+/// an empty language.
 fn check_cycles(grammar: &Grammar, bnf: &Bnf, nullable: &[bool]) -> Result<()> {
     let n = bnf.nonterminals.len();
+    let productive = productive_set(bnf);
     let mut edges: Vec<Vec<usize>> = vec![Vec::new(); n];
     for p in &bnf.productions {
         let is_nullable = |s: &Symbol| matches!(s, Symbol::N(m) if nullable[m.index()]);
@@ -330,8 +339,8 @@ fn check_cycles(grammar: &Grammar, bnf: &Bnf, nullable: &[bool]) -> Result<()> {
             if let Symbol::N(b) = s {
                 if b == &p.lhs {
                     let around_nullable = p.rhs[..i].iter().all(is_nullable) && p.rhs[i + 1..].iter().all(is_nullable);
-                    if around_nullable && p.lhs.index() < grammar.rules.len() {
-                        // A rule that derives itself (`root ::= root`, `r ::= r ""`).
+                    if around_nullable && p.lhs.index() < grammar.rules.len() && !productive[p.lhs.index()] {
+                        // A rule that derives itself and nothing else (`root ::= root`, `r ::= r ""`).
                         let rule = grammar.rule(bnf.nonterminals[p.lhs.index()].origin);
                         return Err(Error::grammar(
                             "cyclic_grammar",
