@@ -155,3 +155,60 @@ def test_static_compile_time_is_bounded():
     assert background.wait_static()  # no timeout
     assert background.engine == "dynamic" and "static_compile_ms" in background.fallback
     assert glrmask.default_limits()["static_compile_ms"] == 60_000
+
+
+def test_long_rule_chain_compiles_in_bounded_memory():
+    """A 100,000-rule chain grew to 7.4 GB (the LR closure per nonterminal and a
+    follow bitset per transition were quadratic); now ~0.4 GB. Capped at 2 GiB here."""
+    out = run_isolated(
+        """
+        resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))
+        n = 100_000
+        rules = "\\n".join(f'r{i} ::= "x{i}" | r{i + 1}' for i in range(n))
+        grammar = glrmask.Grammar.from_ebnf(f'root ::= r0\\n{rules}\\nr{n} ::= "end"')
+        vocab = glrmask.Vocab.from_dict({b"x1": 0, b"end": 1, b"x": 2})
+        state = grammar.compile(vocab, optimization=glrmask.Optimization.FAST_BUILD).start()
+        print(state.mask().tolist())
+        """,
+        timeout=300,
+    )
+    assert "[True, True, True]" in out
+
+
+def test_a_rule_that_only_derives_itself_is_a_cyclic_grammar_error():
+    import glrmask
+
+    vocab = glrmask.Vocab.from_dict({b"a": 0})
+    with pytest.raises(glrmask.GrammarError, match="root ⇒ root") as caught:
+        glrmask.Grammar.from_ebnf("root ::= root").compile(vocab)
+    assert caught.value.code == "cyclic_grammar" and (caught.value.line, caught.value.column) == (1, 1)
+    # A rule with other derivations beside its self-loop still compiles.
+    glrmask.Grammar.from_ebnf('root ::= e\ne ::= e e | "a" | ').compile(vocab)
+
+
+def test_nested_not_any_of_patterns_convert_and_compile():
+    """JSONSchemaBench Handwritten allany14: an allOf of nots of anyOfs of nots of
+    patterns ran past 100 s as a product of 729 string terminals. Token 2 is 21 characters (maxLength 20)."""
+    out = run_isolated(
+        """
+        W, D = "^[\\\\w]*$", "\\\\d\\\\d"
+
+        def not_any(*ps):
+            return {"not": {"anyOf": [{"pattern": p} for p in ps]}}
+        schema = {
+            "type": "string",
+            "allOf": [
+                {"not": {"anyOf": [not_any("^....$", "ab1", "b12"), not_any("^....$", "bc1", "c12"),
+                                   not_any("^....$", "ca1", "a12")]}},
+                {"not": {"anyOf": [not_any(W, D, "[a|b]"), not_any(W, D, "[b|c]"), not_any(W, D, "[c|a]")]}},
+                {"pattern": "[aA][12].*[zZ]"}, {"minLength": 10}, {"maxLength": 20},
+            ],
+        }
+        vocab = glrmask.Vocab.from_dict({b'"': 0, b"a1b12c12a12z": 1, b"a1" + b"1" * 18 + b"z": 2})
+        state = glrmask.Grammar.from_json_schema(schema).compile(vocab).start()
+        state.commit_token(0)
+        print(state.mask().tolist())
+        """,
+        timeout=120,
+    )
+    assert "[False, True, False]" in out

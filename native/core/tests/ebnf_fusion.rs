@@ -408,8 +408,13 @@ fn json_masks_agree_with_oracle() {
                 break;
             }
             let t = allowed[rng.below(allowed.len())] as u32;
-            s.commit_token(t).expect("allowed token commits");
-            su.commit_token(t).expect("allowed token commits (unfused)");
+            // A highly ambiguous random grammar may pass the per-commit work
+            // bound (max_step_work) on either side: the walk ends there.
+            match (s.commit_token(t), su.commit_token(t)) {
+                (Ok(()), Ok(())) => {}
+                (Err(e), _) | (_, Err(e)) if e.code() == "limit_exceeded" => break,
+                (a, b) => panic!("allowed token {t} must commit: fused {a:?}, unfused {b:?}"),
+            }
         }
     }
 }
@@ -533,8 +538,13 @@ proptest! {
                 break;
             }
             let t = allowed[rng.below(allowed.len())] as u32;
-            s.commit_token(t).expect("allowed token commits");
-            su.commit_token(t).expect("allowed token commits (unfused)");
+            // A highly ambiguous random grammar may pass the per-commit work
+            // bound (max_step_work) on either side: the walk ends there.
+            match (s.commit_token(t), su.commit_token(t)) {
+                (Ok(()), Ok(())) => {}
+                (Err(e), _) | (_, Err(e)) if e.code() == "limit_exceeded" => break,
+                (a, b) => panic!("allowed token {t} must commit: fused {a:?}, unfused {b:?}"),
+            }
         }
     }
 }

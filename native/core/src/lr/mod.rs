@@ -8,13 +8,12 @@
 //! exact masks (the liveness analysis reads the real stack); lookaheads only
 //! prune doomed GLR branches early (research notes §3.1).
 
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 
 use crate::error::{Error, Result};
 use crate::grammar::normal::{NormalGrammar, Symbol};
 use crate::graph::strongly_connected_components;
 use crate::ids::{LrStateId, NonterminalId, ProductionId, TerminalId};
-use crate::sets::BitSet;
 
 /// An LR(0) item: production and dot position.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -41,8 +40,10 @@ pub struct LrTables {
     pub states: Vec<LrState>,
     /// Lookahead id of end of input (one past the last terminal).
     pub end: TerminalId,
-    /// Left-corner closure: nonterminals predicted by each nonterminal (incl. itself).
-    predicted: Vec<Vec<NonterminalId>>,
+    /// Left corners: `B` for each `A → B …`. A state's closure follows
+    /// them from its kernel; their transitive closure per nonterminal was
+    /// quadratic in a chain of rules (`r{i} ::= "x" | r{i+1}`, 30k rules: 1.8 GB).
+    left_corners: Vec<Vec<NonterminalId>>,
 }
 
 #[derive(Clone, Debug)]
@@ -61,8 +62,8 @@ pub const START_STATE: LrStateId = LrStateId(0);
 
 impl LrTables {
     pub fn build(g: &NormalGrammar, limits: &LrLimits) -> Result<LrTables> {
-        let predicted = left_corner_closure(g);
-        let mut tables = LrTables { states: Vec::new(), end: TerminalId::from_usize(g.num_terminals), predicted };
+        let left_corners = left_corners(g);
+        let mut tables = LrTables { states: Vec::new(), end: TerminalId::from_usize(g.num_terminals), left_corners };
         tables.build_lr0(g, limits)?;
         tables.build_lalr(g);
         Ok(tables)
@@ -99,7 +100,7 @@ impl LrTables {
 
     /// All items of a state: kernel plus predicted `[C → •γ]`.
     pub fn closure(&self, g: &NormalGrammar, s: LrStateId) -> Vec<Item> {
-        closure_of(g, &self.predicted, &self.states[s.index()].kernel)
+        closure_of(g, &self.left_corners, &self.states[s.index()].kernel)
     }
 
     fn build_lr0(&mut self, g: &NormalGrammar, limits: &LrLimits) -> Result<()> {
@@ -110,7 +111,7 @@ impl LrTables {
         self.states.push(LrState { kernel: start_kernel, ..Default::default() });
         let mut i = 0;
         while i < self.states.len() {
-            let items = closure_of(g, &self.predicted, &self.states[i].kernel);
+            let items = closure_of(g, &self.left_corners, &self.states[i].kernel);
             // Group the advanced items by the symbol after the dot.
             let mut by_symbol: FxHashMap<Symbol, Vec<Item>> = FxHashMap::default();
             for item in &items {
@@ -155,7 +156,6 @@ impl LrTables {
     }
 
     fn build_lalr(&mut self, g: &NormalGrammar) {
-        let num_lookaheads = g.num_terminals + 1;
         // Nonterminal transitions (p, A).
         let mut transitions: Vec<(LrStateId, NonterminalId)> = Vec::new();
         let mut transition_id: FxHashMap<(LrStateId, NonterminalId), usize> = FxHashMap::default();
@@ -167,20 +167,22 @@ impl LrTables {
         }
         // Direct reads: terminals shifted right after A, plus end of input
         // where the goto state completes the augmented start.
-        let mut follow: Vec<BitSet> = transitions
+        // Sorted lists, not bitsets: most are short, and a bitset per
+        // transition is quadratic when terminals and transitions are both
+        // many (a 100k-rule chain: 1.25 GB).
+        let mut follow: Vec<Vec<u32>> = transitions
             .iter()
             .map(|&(p, a)| {
                 let r = self.goto(p, a).expect("transition exists");
-                let mut set = BitSet::new(num_lookaheads);
-                for &(t, _) in &self.states[r.index()].shifts {
-                    set.insert(t.index());
-                }
+                let mut set: Vec<u32> = self.states[r.index()].shifts.iter().map(|&(t, _)| t.index() as u32).collect();
                 if self.states[r.index()].kernel.iter().any(|it| {
                     let prod = g.production(it.production);
                     prod.lhs == g.start && it.dot as usize == prod.rhs.len()
                 }) {
-                    set.insert(self.end.index());
+                    set.push(self.end.index() as u32);
                 }
+                set.sort_unstable();
+                set.dedup();
                 set
             })
             .collect();
@@ -205,12 +207,12 @@ impl LrTables {
             members[c].push(v);
         }
         for group in &members {
-            let mut acc = BitSet::new(num_lookaheads);
+            let mut acc: Vec<u32> = Vec::new();
             for &v in group {
-                acc.union_with(&follow[v]);
+                union_into(&mut acc, &follow[v]);
                 for &w in &includes[v] {
                     if comp[w] != comp[v] {
-                        acc.union_with(&follow[w]);
+                        union_into(&mut acc, &follow[w]);
                     }
                 }
             }
@@ -223,8 +225,8 @@ impl LrTables {
         for (x, &(p, a)) in transitions.iter().enumerate() {
             for &prod in &g.by_lhs[a.index()] {
                 if let Some(q) = self.walk(p, &g.production(prod).rhs) {
-                    for t in follow[x].iter() {
-                        reduces[q.index()].push((TerminalId::from_usize(t), prod));
+                    for &t in &follow[x] {
+                        reduces[q.index()].push((TerminalId::from_usize(t as usize), prod));
                     }
                 }
             }
@@ -237,45 +239,65 @@ impl LrTables {
     }
 }
 
-fn left_corner_closure(g: &NormalGrammar) -> Vec<Vec<NonterminalId>> {
-    let n = g.nonterminals.len();
-    let mut direct: Vec<Vec<usize>> = vec![Vec::new(); n];
-    for p in &g.productions {
-        if let Some(Symbol::N(b)) = p.rhs.first() {
-            direct[p.lhs.index()].push(b.index());
-        }
+/// `acc ∪= other`, both sorted and without duplicates.
+fn union_into(acc: &mut Vec<u32>, other: &[u32]) {
+    if other.is_empty() {
+        return;
     }
-    let mut out = Vec::with_capacity(n);
-    let mut seen = vec![u32::MAX; n];
-    for a in 0..n {
-        let mut list = vec![a];
-        seen[a] = a as u32;
-        let mut i = 0;
-        while i < list.len() {
-            let x = list[i];
-            i += 1;
-            for &y in &direct[x] {
-                if seen[y] != a as u32 {
-                    seen[y] = a as u32;
-                    list.push(y);
-                }
-            }
-        }
-        list.sort_unstable();
-        out.push(list.into_iter().map(NonterminalId::from_usize).collect());
+    if acc.is_empty() {
+        acc.extend_from_slice(other);
+        return;
     }
-    out
+    let mut out = Vec::with_capacity(acc.len() + other.len());
+    let (mut i, mut j) = (0, 0);
+    while i < acc.len() && j < other.len() {
+        let (a, b) = (acc[i], other[j]);
+        out.push(a.min(b));
+        i += (a <= b) as usize;
+        j += (b <= a) as usize;
+    }
+    out.extend_from_slice(&acc[i..]);
+    out.extend_from_slice(&other[j..]);
+    *acc = out;
 }
 
-fn closure_of(g: &NormalGrammar, predicted: &[Vec<NonterminalId>], kernel: &[Item]) -> Vec<Item> {
+fn left_corners(g: &NormalGrammar) -> Vec<Vec<NonterminalId>> {
+    let mut direct: Vec<Vec<NonterminalId>> = vec![Vec::new(); g.nonterminals.len()];
+    for p in &g.productions {
+        if let Some(&Symbol::N(b)) = p.rhs.first() {
+            direct[p.lhs.index()].push(b);
+        }
+    }
+    for list in &mut direct {
+        list.sort_unstable();
+        list.dedup();
+    }
+    direct
+}
+
+fn closure_of(g: &NormalGrammar, left_corners: &[Vec<NonterminalId>], kernel: &[Item]) -> Vec<Item> {
+    // The nonterminals after a dot, and everything they left-derive: a
+    // search whose cost is the closure's own size.
+    let mut seen: FxHashSet<NonterminalId> = FxHashSet::default();
     let mut nts: Vec<NonterminalId> = Vec::new();
     for item in kernel {
         if let Some(&Symbol::N(b)) = g.production(item.production).rhs.get(item.dot as usize) {
-            nts.extend_from_slice(&predicted[b.index()]);
+            if seen.insert(b) {
+                nts.push(b);
+            }
+        }
+    }
+    let mut i = 0;
+    while i < nts.len() {
+        let a = nts[i];
+        i += 1;
+        for &b in &left_corners[a.index()] {
+            if seen.insert(b) {
+                nts.push(b);
+            }
         }
     }
     nts.sort_unstable();
-    nts.dedup();
     let mut items = kernel.to_vec();
     for c in nts {
         items.extend(g.by_lhs[c.index()].iter().map(|&p| Item { production: p, dot: 0 }));
