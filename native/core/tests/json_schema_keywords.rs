@@ -631,3 +631,25 @@ fn nested_not_any_of_patterns_compile() {
         &["\"a1111111bz\"", "\"a1b12c12a12!\"", "\"a1z\"", "\"a1b12c12a1z\""],
     );
 }
+
+/// Definitions that reach each other through `$ref`/`anyOf` alone: the least
+/// fixed point (every non-reference alternative of the cycle), not a cyclic
+/// grammar naming internal rules; with no such alternative, an invalid schema
+/// at the definition's pointer.
+#[test]
+fn reference_cycles_without_a_value_between() {
+    let cycle = json!({
+        "$defs": {
+            "a": {"anyOf": [{"$ref": "#/$defs/b"}, {"type": "null"}]},
+            "b": {"anyOf": [{"$ref": "#/$defs/c"}, {"type": "integer"}]},
+            "c": {"anyOf": [{"$ref": "#/$defs/a"}, {"$ref": "#/$defs/c"}, {"type": "array", "items": {"$ref": "#/$defs/a"}}]},
+        },
+        "$ref": "#/$defs/b",
+    });
+    check(cycle, &["null", "7", "[]", "[null,[1,[]]]"], &["\"x\"", "true", "[\"x\"]", "1.5"]);
+    let pure = json!({"$defs": {"a": {"$ref": "#/$defs/b"}, "b": {"$ref": "#/$defs/a"}}, "$ref": "#/$defs/a"});
+    assert_eq!(error_code(pure, &JsonSchemaOptions::default()), ("invalid_schema", Some("/$defs/a".to_string())));
+    let itself =
+        json!({"$defs": {"a": {"anyOf": [{"$ref": "#/$defs/a"}]}}, "properties": {"x": {"$ref": "#/$defs/a"}}});
+    assert_eq!(error_code(itself, &JsonSchemaOptions::default()).0, "invalid_schema");
+}

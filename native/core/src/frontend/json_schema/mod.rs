@@ -87,6 +87,7 @@ pub fn json_schema_grammar(schema: &Value, options: &JsonSchemaOptions) -> Resul
     let mut ctx = Ctx::new(doc, options);
     let root = ctx.build(schema, "", 0)?;
     ctx.build_pending()?;
+    ctx.resolve_reference_cycles()?;
     if ctx.is_never(&root, 0) {
         return Err(schema_error("unsatisfiable_schema", "no JSON value is valid against this schema", ""));
     }

@@ -348,6 +348,77 @@ impl<'a> Ctx<'a> {
         Ok(())
     }
 
+    /// Definitions that reach each other through `$ref` and `anyOf` alone
+    /// (`a: anyOf[$ref b, null]`, `b: anyOf[$ref a, integer]`) would be rules
+    /// that derive each other without consuming input, which the grammar
+    /// refuses as cyclic. Their meaning is the least fixed point: each
+    /// member of such a cycle admits every alternative of every member
+    /// that is not a reference back into the cycle. A cycle with no such
+    /// alternative (`a: $ref b`, `b: $ref a`) has no finite meaning.
+    pub fn resolve_reference_cycles(&mut self) -> Result<()> {
+        fn unit_refs(s: &Schema, out: &mut Vec<usize>) {
+            match s {
+                Schema::Ref(x) => out.push(*x),
+                Schema::AnyOf(xs) => xs.iter().for_each(|x| unit_refs(x, out)),
+                _ => {}
+            }
+        }
+        fn alternatives(s: &Schema, inside: &dyn Fn(usize) -> bool, out: &mut Vec<Schema>) {
+            match s {
+                Schema::AnyOf(xs) => xs.iter().for_each(|x| alternatives(x, inside, out)),
+                Schema::Ref(x) if inside(*x) => {}
+                other => out.push(other.clone()),
+            }
+        }
+        let n = self.defs.len();
+        let edges: Vec<Vec<usize>> = (0..n)
+            .map(|i| {
+                let mut out = Vec::new();
+                if let DefState::Done(s) = &self.defs[i].state {
+                    unit_refs(s, &mut out);
+                }
+                out
+            })
+            .collect();
+        let (comp, num_comps) = crate::graph::strongly_connected_components(n, &|v| edges[v].clone());
+        let mut members: Vec<Vec<usize>> = vec![Vec::new(); num_comps];
+        for (v, &c) in comp.iter().enumerate() {
+            members[c].push(v);
+        }
+        for (c, group) in members.iter().enumerate() {
+            let cyclic = group.len() > 1 || edges[group[0]].contains(&group[0]);
+            if !cyclic {
+                continue;
+            }
+            let inside = |x: usize| comp[x] == c;
+            let mut alts = Vec::new();
+            for &m in group {
+                if let DefState::Done(s) = &self.defs[m].state {
+                    alternatives(s, &inside, &mut alts);
+                }
+            }
+            let first = group.iter().copied().min_by_key(|&m| self.defs[m].pointer.clone()).unwrap_or(group[0]);
+            if alts.is_empty() {
+                let chain: Vec<String> = group.iter().map(|&m| display_path(&self.defs[m].pointer)).collect();
+                return Err(schema_error(
+                    "invalid_schema",
+                    format!(
+                        "{} refer only to each other through `$ref`/`anyOf`, without a value in between, so they have no finite meaning",
+                        chain.join(", ")
+                    ),
+                    &self.defs[first].pointer.clone(),
+                ));
+            }
+            let body = any_of(alts);
+            let approximate = group.iter().any(|&m| self.defs[m].approximate);
+            for &m in group {
+                self.defs[m].state = DefState::Done(body.clone());
+                self.defs[m].approximate = approximate;
+            }
+        }
+        Ok(())
+    }
+
     fn check_depth(&self, depth: usize, path: &str) -> Result<()> {
         if depth > self.opts.max_depth {
             return Err(Error::limit("max_depth", depth, self.opts.max_depth).at_path(path.to_string()));
