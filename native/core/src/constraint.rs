@@ -51,7 +51,8 @@ pub enum Optimization {
 pub struct RuntimeLimits {
     /// Parse heads (GSS node × lexer configuration) alive after one byte.
     pub max_heads: usize,
-    /// Reduction paths one commit may walk. On an exponentially ambiguous
+    /// Reductions one commit may do, counted with the GSS edges they read
+    /// (`Gss::work`). On an exponentially ambiguous
     /// grammar (`s ::= s s | "a"`) this grows with every token, and so does
     /// every mask after it; the bound stops the growth at a commit, which
     /// fails and leaves the state as it was.

@@ -22,8 +22,8 @@ pub struct GssNode {
 pub struct Gss {
     pub nodes: Vec<GssNode>,
     pub pool: Vec<u32>,
-    /// Reduction paths walked so far (never reset): what a commit costs on
-    /// an ambiguous grammar, where it grows with the input.
+    /// Reductions done and GSS edges they read so far (never reset): what a
+    /// commit costs on an ambiguous grammar, where it grows with the input.
     pub work: u64,
 }
 
