@@ -25,7 +25,7 @@ use serde_json::Value;
 
 use super::numbers::{mod_dfa, number_pattern, Decimal, NumberSchema};
 use super::options::{JsonSchemaOptions, Whitespace};
-use super::schema::{ArraySchema, Ctx, ObjectSchema, RefId, Schema, StringSchema, MAX_WITNESSES};
+use super::schema::{ArraySchema, Ctx, ObjectSchema, RefId, Schema, SourceRegex, StringSchema, MAX_WITNESSES};
 use super::strings::{any_char, length_content, quoted, search_language, string_literal};
 use crate::error::{Error, Result};
 use crate::grammar::{Expr, GrammarBuilder, Pattern};
@@ -383,11 +383,6 @@ impl<'c, 'a> Lowerer<'c, 'a> {
 
     // ---- strings and numbers ---------------------------------------------------------
 
-    /// The content language of a string schema (no quotes).
-    pub fn string_content(&mut self, st: &StringSchema) -> Result<Pattern> {
-        string_content(st)
-    }
-
     fn string(&mut self, st: &StringSchema) -> Result<TerminalId> {
         let key = format!("str:{st:?}");
         let mut name = String::from("string");
@@ -422,7 +417,7 @@ impl<'c, 'a> Lowerer<'c, 'a> {
         if let Some(&t) = self.terminals.get(&key) {
             return Ok(t);
         }
-        let content = self.string_content(st)?;
+        let content = string_content(st)?;
         self.terminal(key, &name, || Ok(quoted(content)))
     }
 
@@ -665,6 +660,11 @@ pub(crate) fn limit_error(limit: &'static str, reached: usize, max: usize, path:
     Error::limit(limit, reached, max).at_path(path.to_string())
 }
 
+/// The content strings in which `pattern` finds a match.
+fn pattern_language(pattern: &SourceRegex) -> Result<Pattern> {
+    search_language(&super::regex::parse_ecma(&pattern.source, &pattern.path)?, &pattern.path)
+}
+
 /// The content language (between the quotes) of strings valid against `st`.
 pub(crate) fn string_content(st: &StringSchema) -> Result<Pattern> {
     let mut parts = Vec::new();
@@ -672,8 +672,7 @@ pub(crate) fn string_content(st: &StringSchema) -> Result<Pattern> {
         parts.push(length_content(st.min_length, st.max_length));
     }
     for p in &st.patterns {
-        let re = super::regex::parse_ecma(&p.source, &p.path)?;
-        parts.push(search_language(&re, &p.path)?);
+        parts.push(pattern_language(p)?);
     }
     for (name, path) in &st.formats {
         if let Some(p) = super::formats::format_language(name, path)? {
@@ -687,8 +686,7 @@ pub(crate) fn string_content(st: &StringSchema) -> Result<Pattern> {
     // encodings (`any_char*`) so only well-formed content remains.
     let mut negated = Vec::new();
     for p in &st.not_patterns {
-        let re = super::regex::parse_ecma(&p.source, &p.path)?;
-        negated.push(search_language(&re, &p.path)?);
+        negated.push(pattern_language(p)?);
     }
     for (name, path) in &st.not_formats {
         if let Some(p) = super::formats::format_language(name, path)? {

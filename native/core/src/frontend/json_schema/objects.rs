@@ -20,7 +20,7 @@
 use rustc_hash::FxHashMap;
 use serde_json::Value;
 
-use super::lower::{limit_error, Lowerer};
+use super::lower::{limit_error, string_content, Lowerer};
 use super::regex::parse_ecma;
 use super::schema::{ObjectSchema, Schema, Witness, MAX_WITNESSES};
 use super::strings::{encoded_literal, quoted, search_language, string_literal};
@@ -224,10 +224,10 @@ impl Lowerer<'_, '_> {
                     }
                 }
                 let content = match parts.len() {
-                    0 => self.string_content(&Default::default())?,
+                    0 => string_content(&Default::default())?,
                     _ => {
                         // Complements are over all byte strings: keep to string content.
-                        parts.push(self.string_content(&Default::default())?);
+                        parts.push(string_content(&Default::default())?);
                         Pattern::And(parts)
                     }
                 };
@@ -292,7 +292,7 @@ impl Lowerer<'_, '_> {
                 if *st == Default::default() {
                     None
                 } else {
-                    Some(self.string_content(st)?)
+                    Some(string_content(st)?)
                 }
             }
             Schema::Const(vs) => Some(Pattern::Alt(
