@@ -213,10 +213,12 @@ start: NUMBER+
     // Lark's documentation example: extend an imported terminal.
     let m = lark("start: NUMBER\n%import common.NUMBER\n%extend NUMBER: /0x[0-9a-f]+/");
     check(&m, &["12", "1.5", "0x1f"], &["0x", "x1"]);
-    // Declared but unused: fine. Declared and used: a clear error.
+    // Declared but unused: fine. Declared and used: an extern token slot,
+    // which must be bound (`bind_tokens`, tests/token_atoms.rs) to compile.
     let m = lark("start: \"x\"\nnever: _INDENT\n%declare _INDENT");
     check(&m, &["x"], &[]);
-    assert_eq!(error_code("start: \"x\" _INDENT\n%declare _INDENT"), "declared_only");
+    assert_eq!(error_code("start: \"x\" _INDENT\n%declare _INDENT"), "unbound_slot");
+    assert_eq!(error_code("start: \"x\" indent\n%declare indent"), "declared_only");
 }
 
 #[test]
@@ -256,7 +258,8 @@ fn errors_name_line_and_column() {
         ("start: \"\"", "empty_literal"),
         ("start: \"ab\"..\"z\"", "bad_range"),
         ("start: \"a\" ~ 3..2", "bad_repetition"),
-        ("start: @token(7)", "unsupported_feature"),
+        ("start: @token(seven)", "bad_token_atom"),
+        ("start: A\nA: \"x\" <|tool|>", "unsupported_feature"),
         ("start: %json {\"type\": \"string\"}", "unsupported_feature"),
         ("%import common.NOPE\nstart: \"a\"", "unknown_name"),
         ("%import foo.BAR\nstart: \"a\"", "unknown_module"),
@@ -271,7 +274,7 @@ fn errors_name_line_and_column() {
     for (text, code) in cases {
         assert_eq!(error_code(text), *code, "{text}");
     }
-    let e = parse_lark("start: a\n\na: \"x\" | @token(3)").unwrap_err();
+    let e = parse_lark("start: a\n\na: \"x\" | <[3]").unwrap_err();
     assert_eq!(e.line_col(), Some((3, 10)));
 }
 

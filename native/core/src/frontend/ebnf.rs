@@ -23,11 +23,17 @@
 //! An alternative may be empty (`ws ::= | " "`, as llama.cpp's `json.gbnf`
 //! writes it); a raw newline inside a class is an error.
 //!
+//! Token atoms match whole model tokens by id, resolved against the
+//! vocabulary when a constraint is built ([`crate::grammar::token_atom`]):
+//! llama.cpp's `<[1000]>`, `<think>` (the token whose text that is) and
+//! `!<[1000]>` / `!<think>` (any token but that one), llguidance's id lists
+//! and ranges `<[1,5-9]>`, `<[^1000]>`, `<[*]>`, and the seed's `@token(1000)`.
+//! A grammar with token atoms is not fused (each literal and class stays its
+//! own terminal), which keeps the language and costs mask speed.
+//!
 //! Refused with a clear error (`unsupported_feature`): xgrammar's extensions
 //! (look-ahead assertions `(= ...)`, macros such as `TagDispatch(...)`,
-//! `Regex(...)`, `Substring(...)`, rule attributes `name[lazy] ::= ...`), and
-//! exact model tokens, which need engine support not there yet: llama.cpp's
-//! token atoms (`<[1000]>`, `<think>`, `!<[1000]>`) and `@token(<id>)`.
+//! `Regex(...)`, `Substring(...)`, rule attributes `name[lazy] ::= ...`).
 
 use regex_syntax::hir::{ClassUnicode, ClassUnicodeRange};
 
@@ -312,21 +318,9 @@ impl EbnfParser<'_> {
                 }
                 Ok(Expr::Rule(self.b.rule_ref(name, span)))
             }
-            Some('<') | Some('!') if self.s.rest().trim_start_matches('!').starts_with('<') => {
-                let end = self.s.rest().find('>').map_or(start + 1, |i| start + i + 1);
-                Err(self.s.error(
-                    "unsupported_feature",
-                    "token atoms (`<[id]>`, `<token>`, `!<...>`) match exact model tokens, which are not supported yet (they need engine support for exact-only tokens)",
-                    Span::new(start, end),
-                ))
-            }
-            Some('@') if self.s.rest().starts_with("@token(") => {
-                let end = self.s.rest().find(')').map_or(self.s.text.len(), |i| start + i + 1);
-                Err(self.s.error(
-                    "unsupported_feature",
-                    "`@token(...)` (an exact model token) is not supported yet: it needs engine support for exact-only tokens",
-                    Span::new(start, end),
-                ))
+            Some('<') | Some('!') | Some('@') if self.s.at_token_atom() => {
+                let (select, span) = self.s.token_atom()?;
+                Ok(Expr::Terminal(self.b.token_atom(select, span)))
             }
             Some(c) => Err(self.s.error_here("syntax_error", format!("unexpected `{c}`"))),
             None => Err(self.s.error_here("syntax_error", "unexpected end of input")),

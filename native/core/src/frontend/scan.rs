@@ -7,6 +7,8 @@ use std::sync::Arc;
 use regex_syntax::hir::Hir;
 
 use crate::error::{Error, Result};
+use crate::grammar::token_atom::parse_token_atom;
+use crate::grammar::TokenSelector;
 use crate::source::{Source, Span};
 
 pub struct Scanner<'a> {
@@ -31,6 +33,24 @@ impl<'a> Scanner<'a> {
 
     pub fn error(&self, code: &'static str, message: impl Into<String>, span: Span) -> Error {
         Error::grammar(code, message).at(&self.source, span)
+    }
+
+    /// At `<`, `!<` or `@token(`: a token atom ([`crate::grammar::token_atom`]).
+    pub fn token_atom(&mut self) -> Result<(TokenSelector, Span)> {
+        let start = self.pos;
+        match parse_token_atom(self.rest()) {
+            Ok((select, len)) => {
+                self.pos += len;
+                Ok((select, Span::new(start, self.pos)))
+            }
+            Err((message, len)) => Err(self.error("bad_token_atom", message, Span::new(start, start + len.max(1)))),
+        }
+    }
+
+    /// Does a token atom start here?
+    pub fn at_token_atom(&self) -> bool {
+        let rest = self.rest();
+        rest.starts_with('<') || rest.starts_with("!<") || rest.starts_with("@token(")
     }
 
     pub fn error_here(&self, code: &'static str, message: impl Into<String>) -> Error {

@@ -81,7 +81,7 @@ pub fn exact_tokens(tokens: Vec<u32>, vocab: u64) -> Result<Grammar> {
     let source = Source::new("<token>", name.clone());
     let span = Span::new(0, source.text.len());
     let mut t = plain_terminal(name, Pattern::Alt(Vec::new()), span);
-    t.exact = Some(ExactTokens { tokens, vocab: Some(vocab), slot: false });
+    t.exact = Some(ExactTokens { tokens, select: None, vocab: Some(vocab), slot: false });
     Ok(single_rule(source, vec![t], Expr::Terminal(TerminalId::from_usize(0))))
 }
 

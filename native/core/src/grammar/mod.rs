@@ -12,6 +12,7 @@ pub mod fuse;
 pub mod normal;
 pub mod pattern;
 pub mod simplify;
+pub mod token_atom;
 
 use std::fmt;
 use std::sync::Arc;
@@ -22,13 +23,17 @@ use crate::error::{Error, Result};
 use crate::ids::{RuleId, TerminalId};
 use crate::source::{Source, Span};
 pub use pattern::Pattern;
+pub use token_atom::TokenSelector;
 
-/// Model tokens a terminal matches by id instead of by bytes: special tokens
-/// named in the grammar (`@token(<id>)`) or an `extern token` slot bound later.
+/// Model tokens a terminal matches by id instead of by bytes: token atoms
+/// written in the grammar (`<|eot_id|>`, `<[12]>`, `@token(12)`, see
+/// [`token_atom`]) or an `extern token` slot bound later.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ExactTokens {
     /// Token ids (empty while an extern slot is unbound).
     pub tokens: Vec<u32>,
+    /// A token atom, resolved against the vocabulary when a constraint is built.
+    pub select: Option<TokenSelector>,
     /// Fingerprint of the vocabulary the ids were taken from, when known;
     /// compiling against another vocabulary is an error.
     pub vocab: Option<u64>,
@@ -110,7 +115,7 @@ impl Grammar {
             return Err(Error::grammar("empty_binding", format!("binding `{name}` needs at least one token")));
         }
         let mut g = self.clone();
-        g.terminals[i].exact = Some(ExactTokens { tokens, vocab: Some(vocab), slot: false });
+        g.terminals[i].exact = Some(ExactTokens { tokens, select: None, vocab: Some(vocab), slot: false });
         Ok(g)
     }
     pub fn rule(&self, id: RuleId) -> &Rule {
@@ -233,8 +238,7 @@ impl GrammarBuilder {
     }
 
     /// A terminal matched by model token id. `tokens: None` declares an
-    /// `extern token` slot to be bound before compiling. Names are unique;
-    /// `@token(<id>)` atoms share one terminal per name.
+    /// `extern token` slot to be bound before compiling. Names are unique.
     pub fn exact_terminal(&mut self, name: &str, tokens: Option<Vec<u32>>, span: Span) -> Result<TerminalId> {
         if let Some(&id) = self.terminal_names.get(name) {
             let t = &self.terminals[id.index()];
@@ -251,11 +255,32 @@ impl GrammarBuilder {
             ignored: false,
             maximal: false,
             priority: 0,
-            exact: Some(ExactTokens { tokens: tokens.unwrap_or_default(), vocab: None, slot }),
+            exact: Some(ExactTokens { tokens: tokens.unwrap_or_default(), select: None, vocab: None, slot }),
             span,
         });
         self.terminal_names.insert(name.to_string(), id);
         Ok(id)
+    }
+
+    /// The terminal of a token atom; the same atom written twice is one
+    /// terminal (named by the atom's text, which no user name can be).
+    pub fn token_atom(&mut self, select: TokenSelector, span: Span) -> TerminalId {
+        let name = select.to_string();
+        if let Some(&id) = self.terminal_names.get(&name) {
+            return id;
+        }
+        let id = TerminalId::from_usize(self.terminals.len());
+        self.push_terminal(Terminal {
+            name: name.clone(),
+            pattern: Pattern::Alt(Vec::new()),
+            ignored: false,
+            maximal: false,
+            priority: 0,
+            exact: Some(ExactTokens { tokens: Vec::new(), select: Some(select), vocab: None, slot: false }),
+            span,
+        });
+        self.terminal_names.insert(name, id);
+        id
     }
 
     fn push_terminal(&mut self, t: Terminal) {

@@ -13,17 +13,33 @@ use crate::ids::{TerminalId, TokenId};
 use crate::sets::BitSet;
 use crate::vocab::Vocab;
 
+/// Token id → the exact-token terminals it matches, with the tokens grouped
+/// into classes of equal terminal lists: a negated atom (`!<think>`) names
+/// nearly the whole vocabulary, and every token of a class behaves alike, so
+/// a mask commits one token per class, not one per token.
 #[derive(Clone, Debug, Default)]
 pub struct ExactTokenMap {
-    map: FxHashMap<u32, Vec<TerminalId>>,
-    /// Sorted token ids that have an entry.
+    /// Class of each token id (`NO_CLASS`: no exact reading); empty when the
+    /// grammar has no exact-token terminals.
+    class_of: Vec<u32>,
+    classes: Vec<ExactClass>,
+}
+
+#[derive(Clone, Debug)]
+struct ExactClass {
+    terminals: Vec<TerminalId>,
+    /// Ascending token ids.
     tokens: Vec<u32>,
 }
 
+const NO_CLASS: u32 = u32::MAX;
+
 impl ExactTokenMap {
-    /// Collect the grammar's bindings, checking them against the vocabulary.
+    /// Collect the grammar's bindings and token atoms, resolving and checking
+    /// them against the vocabulary.
     pub fn new(grammar: &CompiledGrammar, vocab: &Vocab, end_tokens: &BitSet) -> Result<ExactTokenMap> {
-        let mut map: FxHashMap<u32, Vec<TerminalId>> = FxHashMap::default();
+        let mut class_of: Vec<u32> = Vec::new();
+        let mut classes: Vec<ExactClass> = Vec::new();
         for (i, t) in grammar.grammar.terminals.iter().enumerate() {
             let Some(exact) = &t.exact else { continue };
             if let Some(fp) = exact.vocab {
@@ -39,7 +55,8 @@ impl ExactTokenMap {
                     ));
                 }
             }
-            for &id in &exact.tokens {
+            let mut ids = exact.tokens.clone();
+            for &id in &ids {
                 if id as usize >= vocab.len() {
                     return Err(Error::new(
                         ErrorKind::Vocab,
@@ -54,36 +71,72 @@ impl ExactTokenMap {
                         format!("token {id} is an end token and is also named by the grammar (`{}`)", t.name),
                     ));
                 }
-                let entry = map.entry(id).or_default();
-                if !entry.contains(&TerminalId::from_usize(i)) {
-                    entry.push(TerminalId::from_usize(i));
-                }
+            }
+            if let Some(select) = &exact.select {
+                let resolved = select.resolve(vocab, end_tokens).map_err(|message| {
+                    Error::new(ErrorKind::Vocab, "unknown_token", format!("token atom `{}`: {message}", t.name))
+                        .at(&grammar.grammar.source, t.span)
+                })?;
+                ids.extend(resolved);
+            }
+            ids.sort_unstable();
+            ids.dedup();
+            if class_of.is_empty() {
+                class_of = vec![NO_CLASS; vocab.len()];
+            }
+            refine(&mut class_of, &mut classes, &ids, TerminalId::from_usize(i));
+        }
+        for (id, &c) in class_of.iter().enumerate() {
+            if c != NO_CLASS {
+                classes[c as usize].tokens.push(id as u32);
             }
         }
-        let mut tokens: Vec<u32> = map.keys().copied().collect();
-        tokens.sort_unstable();
-        Ok(ExactTokenMap { map, tokens })
+        Ok(ExactTokenMap { class_of, classes })
     }
 
     pub fn terminals(&self, t: TokenId) -> &[TerminalId] {
-        self.map.get(&t.0).map_or(&[], |v| v.as_slice())
+        match self.class_of.get(t.index()) {
+            Some(&c) if c != NO_CLASS => &self.classes[c as usize].terminals,
+            _ => &[],
+        }
     }
 
-    pub fn tokens(&self) -> &[u32] {
-        &self.tokens
+    pub fn is_empty(&self) -> bool {
+        self.classes.is_empty()
     }
 }
 
-/// Set the bits of exact tokens that leave a live head when committed.
+/// Add terminal `t` to the tokens `ids`: each class they meet splits into
+/// the part with `t` and the part without (partition refinement).
+fn refine(class_of: &mut [u32], classes: &mut Vec<ExactClass>, ids: &[u32], t: TerminalId) {
+    let mut split: FxHashMap<u32, u32> = FxHashMap::default();
+    for &id in ids {
+        let old = class_of[id as usize];
+        let new = *split.entry(old).or_insert_with(|| {
+            let mut terminals = if old == NO_CLASS { Vec::new() } else { classes[old as usize].terminals.clone() };
+            if !terminals.contains(&t) {
+                terminals.push(t);
+            }
+            classes.push(ExactClass { terminals, tokens: Vec::new() });
+            (classes.len() - 1) as u32
+        });
+        class_of[id as usize] = new;
+    }
+}
+
+/// Set the bits of exact tokens that leave a live head when committed: one
+/// commit decides a whole class.
 pub fn add_exact_tokens(parser: Parser<'_>, gss: &mut Gss, heads: &[Head], exact: &ExactTokenMap, out: &mut TokenMask) {
-    for &id in exact.tokens() {
-        if out.contains(id as usize) {
+    for class in &exact.classes {
+        if class.tokens.is_empty() || class.tokens.iter().all(|&id| out.contains(id as usize)) {
             continue;
         }
         let cp = gss.checkpoint();
-        let after = parser.step_exact(gss, heads, exact.terminals(TokenId(id)));
+        let after = parser.step_exact(gss, heads, &class.terminals);
         if after.iter().any(|&h| parser.live(gss, h)) {
-            out.insert(id as usize);
+            for &id in &class.tokens {
+                out.insert(id as usize);
+            }
         }
         gss.truncate(cp);
     }

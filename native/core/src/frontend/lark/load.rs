@@ -363,12 +363,12 @@ fn validate_ast(ns: &Namespace, e: &Entry, ast: &Ast) -> Result<()> {
             }
             args.iter().try_for_each(|a| validate_ast(ns, e, a))
         }
-        Ast::Token { span } => err(
+        Ast::Token { span, .. } if e.kind == Kind::Terminal => err(
             "unsupported_feature",
-            "`@token(...)` (an exact model token) is not supported yet: it needs engine support for exact-only tokens"
-                .to_string(),
+            "token atoms name whole model tokens and can only be used in rules, not inside terminals".to_string(),
             *span,
         ),
+        Ast::Token { .. } => Ok(()),
         Ast::Seq(xs) | Ast::Alt(xs) => xs.iter().try_for_each(|x| validate_ast(ns, e, x)),
         Ast::Repeat { inner, .. } => validate_ast(ns, e, inner),
         Ast::Sourced { source, inner } => validate_ast(ns, &Entry { source: source.clone(), ..e.clone() }, inner),

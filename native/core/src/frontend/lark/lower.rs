@@ -29,7 +29,7 @@ use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::super::regex::lower::{self as relower, Mode, TermExpr};
 use super::load::{validate, Entry, Loader, Namespace};
-use super::syntax::{error_in, Ast, Kind};
+use super::syntax::{error_in, is_terminal_name, Ast, Kind};
 use super::LarkOptions;
 use crate::error::{Error, Result};
 use crate::grammar::{quote_bytes, Expr, Grammar, GrammarBuilder, Pattern};
@@ -143,6 +143,9 @@ impl<'n> Builder<'n> {
         for (i, (ast, span)) in ns.ignores.iter().enumerate() {
             let id = match ast {
                 Ast::Name { name, span: nspan } if ns.defs.get(name).is_some_and(|e| e.kind == Kind::Terminal) => {
+                    if ns.defs[name].body.is_none() {
+                        return Err(declared_error(name, &ns.source, *nspan));
+                    }
                     self.named_terminal(name, &ns.source, *nspan)?
                 }
                 Ast::Name { name, span: nspan } => {
@@ -211,7 +214,10 @@ impl<'n> Builder<'n> {
         }
         let e = &self.ns.defs[name];
         if e.body.is_none() {
-            return Err(declared_error(name, ref_source, ref_span));
+            // `%declare NAME`: an extern token slot, bound with `grammar.bind`.
+            let id = self.b.exact_terminal(name, None, e.main_span)?;
+            self.terminals.insert(name.to_string(), id);
+            return Ok(id);
         }
         let expr = self.term_named(name, ref_source, ref_span)?;
         let pattern = relower::lower(&expr, Mode::Lexeme)?;
@@ -280,8 +286,13 @@ impl<'n> Builder<'n> {
             Ast::Template { span, .. } => {
                 return Err(error_in(&e.source, "unsupported_feature", "templates can only be used in rules", *span))
             }
-            Ast::Token { span } => {
-                return Err(error_in(&e.source, "unsupported_feature", "`@token(...)` is not supported yet", *span))
+            Ast::Token { span, .. } => {
+                return Err(error_in(
+                    &e.source,
+                    "unsupported_feature",
+                    "token atoms name whole model tokens and can only be used in rules, not inside terminals",
+                    *span,
+                ))
             }
         })
     }
@@ -354,8 +365,9 @@ impl<'n> Builder<'n> {
                 }
                 Expr::Rule(self.b.rule_ref(&key, at))
             }
-            Ast::Token { span } => {
-                return Err(error_in(&e.source, "unsupported_feature", "`@token(...)` is not supported yet", *span))
+            Ast::Token { select, span } => {
+                let at = self.main_span(e, *span);
+                Expr::Terminal(self.b.token_atom(select.clone(), at))
             }
             Ast::Seq(xs) => {
                 let items = xs.iter().map(|x| self.rule_expr(x, e, env)).collect::<Result<Vec<_>>>()?;
@@ -378,14 +390,16 @@ impl<'n> Builder<'n> {
 }
 
 fn declared_error(name: &str, source: &Arc<Source>, span: Span) -> Error {
-    error_in(
-        source,
-        "declared_only",
+    let message = if is_terminal_name(name) {
         format!(
-            "`{name}` is declared with `%declare` but never defined: Lark fills it from a post-lexer (e.g. an indenter), which glrmask does not run; define it to use this rule"
-        ),
-        span,
-    )
+            "`{name}` is declared with `%declare`: it stands for model tokens bound later (`grammar.bind(\"{name}\", vocab.token(id))`), so it can be used in rules, not inside a terminal or `%ignore`"
+        )
+    } else {
+        format!(
+            "rule `{name}` is declared with `%declare` but never defined: only terminals (UPPERCASE) can be declared and bound to model tokens; define the rule"
+        )
+    };
+    error_in(source, "declared_only", message, span)
 }
 
 /// Call `found` for every terminal and rule the expression uses.
@@ -437,7 +451,7 @@ fn canonical(ast: &Ast) -> String {
         Ast::Template { name, args, .. } => {
             format!("{name}{{{}}}", args.iter().map(canonical).collect::<Vec<_>>().join(", "))
         }
-        Ast::Token { .. } => "@token".to_string(),
+        Ast::Token { select, .. } => select.to_string(),
         Ast::Seq(xs) => format!("({})", xs.iter().map(canonical).collect::<Vec<_>>().join(" ")),
         Ast::Alt(xs) => format!("({})", xs.iter().map(canonical).collect::<Vec<_>>().join(" | ")),
         Ast::Sourced { inner, .. } => canonical(inner),

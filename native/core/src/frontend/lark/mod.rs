@@ -19,11 +19,17 @@
 //! accept; it cannot be confused with template arguments, which never start
 //! with a digit or `,`.
 //!
-//! Refused with a clear error: a `%declare`d name used by a reachable rule
-//! (Lark fills those from a post-lexer such as an indenter); `@token(<id>)`
-//! (exact model tokens need engine support, not there yet); `%json`,
-//! `%regex`, `%lark` and other extensions of other engines; look-arounds
-//! that depend on text outside the lexeme; back-references; anchors.
+//! Model tokens: token atoms in rules (`<|eot_id|>`, `<[128010]>`,
+//! `<[128000-128255]>`, `<[^5]>`, `<[*]>`, `!<think>`, `@token(128010)`; see
+//! [`crate::grammar::token_atom`]), resolved against the vocabulary when a
+//! constraint is built; and a `%declare`d TERMINAL used by a rule, which is an
+//! extern token slot to bind (`grammar.bind("NAME", vocab.token(id))`; Lark
+//! itself fills declared terminals from a post-lexer such as an indenter).
+//!
+//! Refused with a clear error: a `%declare`d rule used by a reachable rule;
+//! token atoms inside terminals; `%json`, `%regex`, `%lark` and other
+//! extensions of other engines; look-arounds that depend on text outside the
+//! lexeme; back-references; anchors.
 //!
 //! ## Semantics, and where they differ from Lark's parsers
 //!

@@ -15,6 +15,7 @@ use std::sync::Arc;
 use super::super::regex::python::{self, PyRegex};
 use super::super::scan::Scanner;
 use crate::error::{Error, Result};
+use crate::grammar::TokenSelector;
 use crate::source::{Source, Span};
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -51,8 +52,9 @@ pub enum Ast {
         args: Vec<Ast>,
         span: Span,
     },
-    /// `@token(...)`: an exact model token.
+    /// A token atom (`<|eot_id|>`, `<[12]>`, `!<think>`, `@token(12)`): model tokens by id.
     Token {
+        select: TokenSelector,
         span: Span,
     },
     Seq(Vec<Ast>),
@@ -564,23 +566,18 @@ impl Parser<'_> {
                 Ok(Ast::Str { text, ci, span })
             }
             Some('/') => self.regex(),
+            Some('<') | Some('!') | Some('@') if self.s.at_token_atom() => {
+                let (select, span) = self.s.token_atom()?;
+                Ok(Ast::Token { select, span })
+            }
             Some('@') => {
                 self.s.bump();
-                let (word, _) =
-                    self.name().ok_or_else(|| self.s.error_here("syntax_error", "expected `token` after `@`"))?;
-                if word != "token" {
-                    return Err(self.s.error(
-                        "syntax_error",
-                        format!("unknown `@{word}`: only `@token(<id>)` exists"),
-                        Span::new(start, self.s.pos),
-                    ));
-                }
-                self.s.expect("(", "`(` after `@token`")?;
-                while self.s.peek().is_some_and(|c| c != ')' && c != '\n') {
-                    self.s.bump();
-                }
-                self.s.expect(")", "`)` to close `@token(`")?;
-                Ok(Ast::Token { span: Span::new(start, self.s.pos) })
+                let word = self.name().map(|(n, _)| n).unwrap_or_default();
+                Err(self.s.error(
+                    "syntax_error",
+                    format!("unknown `@{word}`: only `@token(<id>)` exists here"),
+                    Span::new(start, self.s.pos),
+                ))
             }
             Some('%') => {
                 self.s.bump();
