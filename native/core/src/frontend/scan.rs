@@ -47,6 +47,56 @@ impl<'a> Scanner<'a> {
         }
     }
 
+    /// A JSON object starting at `pos` (after optional whitespace), as
+    /// `%json { ... }` and `%llguidance { ... }` write it inline.
+    pub fn json_object(&mut self, what: &str) -> Result<(serde_json::Value, Span)> {
+        while self.peek().is_some_and(char::is_whitespace) {
+            self.bump();
+        }
+        let start = self.pos;
+        if self.peek() != Some('{') {
+            return Err(self.error_here("syntax_error", format!("expected a JSON object `{{...}}` after {what}")));
+        }
+        // Find the matching `}`: braces outside JSON strings.
+        let (mut depth, mut in_string, mut escaped) = (0usize, false, false);
+        let mut end = None;
+        for (i, c) in self.rest().char_indices() {
+            if in_string {
+                match c {
+                    _ if escaped => escaped = false,
+                    '\\' => escaped = true,
+                    '"' => in_string = false,
+                    _ => {}
+                }
+                continue;
+            }
+            match c {
+                '"' => in_string = true,
+                '{' | '[' => depth += 1,
+                '}' | ']' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        end = Some(start + i + 1);
+                        break;
+                    }
+                }
+                _ => {}
+            }
+        }
+        let Some(end) = end else {
+            return Err(self.error(
+                "unclosed_group",
+                format!("unclosed JSON object after {what}"),
+                Span::new(start, start + 1),
+            ));
+        };
+        let span = Span::new(start, end);
+        let value = serde_json::from_str(&self.text[start..end])
+            .map_err(|e| self.error("bad_json", format!("{what}: invalid JSON: {e}"), span))?;
+        self.pos = end;
+        Ok((value, span))
+    }
+
     /// Does a token atom start here?
     pub fn at_token_atom(&self) -> bool {
         let rest = self.rest();

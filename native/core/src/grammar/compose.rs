@@ -223,7 +223,8 @@ impl Merger {
     }
 }
 
-fn remap(e: &Expr, terminals: &[TerminalId], rule_base: usize) -> Expr {
+/// `e` with terminal ids mapped through `terminals` and rule ids shifted by `rule_base`.
+pub(crate) fn remap(e: &Expr, terminals: &[TerminalId], rule_base: usize) -> Expr {
     match e {
         Expr::Empty => Expr::Empty,
         Expr::Terminal(t) => Expr::Terminal(terminals[t.index()]),

@@ -351,6 +351,32 @@ impl GrammarBuilder {
         self.define_rule(&name, body, span).expect("fresh rule names are unique")
     }
 
+    /// Copy a whole grammar in (an inline sub-grammar such as Lark's
+    /// `%json`), its rules named `{prefix}{name}` and every span pointing at
+    /// `span`; returns its start rule. Its terminals are not shared with the
+    /// builder's own (they may carry flags, such as `maximal`, that a plain
+    /// terminal of the same pattern lacks).
+    pub fn embed(&mut self, g: &Grammar, prefix: &str, span: Span) -> RuleId {
+        let terminal_map: Vec<TerminalId> = g
+            .terminals
+            .iter()
+            .map(|t| {
+                self.terminals.push(Terminal { name: format!("{prefix}{}", t.name), span, ..t.clone() });
+                TerminalId::from_usize(self.terminals.len() - 1)
+            })
+            .collect();
+        let base = self.rules.len();
+        for r in &g.rules {
+            let mut name = format!("{prefix}{}", r.name);
+            while self.rule_names.contains_key(&name) {
+                name.push('\'');
+            }
+            self.rule_names.insert(name.clone(), RuleId::from_usize(self.rules.len()));
+            self.rules.push((name, Some((compose::remap(&r.body, &terminal_map, base), span)), span));
+        }
+        RuleId::from_usize(base + g.start.index())
+    }
+
     pub fn finish(self, start: RuleId) -> Result<Grammar> {
         let mut rules = Vec::with_capacity(self.rules.len());
         for (name, def, first_ref) in self.rules {

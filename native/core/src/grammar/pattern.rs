@@ -48,6 +48,23 @@ impl Pattern {
         Pattern::char_class(&[('\0', char::MAX)])
     }
 
+    /// Does the language contain the empty string? (Exact: the operations
+    /// all decide it from their operands.)
+    pub fn matches_empty(&self) -> bool {
+        match self {
+            Pattern::Hir(hir) => hir.properties().minimum_len() == Some(0),
+            Pattern::Concat(ps) | Pattern::And(ps) => ps.iter().all(Pattern::matches_empty),
+            Pattern::Alt(ps) => ps.iter().any(Pattern::matches_empty),
+            Pattern::Repeat { pattern, min, .. } => *min == 0 || pattern.matches_empty(),
+            Pattern::Not(p) => !p.matches_empty(),
+        }
+    }
+
+    /// The same language without the empty string.
+    pub fn without_empty(self) -> Pattern {
+        Pattern::And(vec![self, Pattern::Not(Box::new(Pattern::Hir(Hir::empty())))])
+    }
+
     /// The literal bytes if this pattern is a plain literal.
     pub fn as_literal(&self) -> Option<&[u8]> {
         match self {
@@ -57,5 +74,20 @@ impl Pattern {
             },
             _ => None,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn matches_empty_follows_the_operations() {
+        let hir = |re: &str| Pattern::Hir(regex_syntax::parse(re).unwrap());
+        assert!(hir("[ \\t]?").matches_empty() && !hir("a*b").matches_empty());
+        assert!(Pattern::Repeat { pattern: Box::new(hir("a")), min: 0, max: Some(2) }.matches_empty());
+        assert!(!Pattern::And(vec![hir("a*"), hir("b")]).matches_empty());
+        assert!(Pattern::Not(Box::new(hir("a"))).matches_empty());
+        assert!(!hir("x*").without_empty().matches_empty());
     }
 }

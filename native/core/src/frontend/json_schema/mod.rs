@@ -83,6 +83,22 @@ use schema::{Ctx, Schema};
 /// what was not enforced (keywords ignored under `lenient`, unknown
 /// formats, each with its JSON pointer).
 pub fn json_schema_grammar(schema: &Value, options: &JsonSchemaOptions) -> Result<(Grammar, Vec<String>)> {
+    with_root(schema, options, |ctx, root| lower_root(ctx, root, options))
+}
+
+/// [`json_schema_grammar`] with whitespace placed in the rules, never an
+/// ignored terminal: for embedding in a larger grammar (Lark's `%json`),
+/// where an ignored terminal would apply to the whole grammar.
+pub fn json_schema_grammar_embeddable(schema: &Value, options: &JsonSchemaOptions) -> Result<(Grammar, Vec<String>)> {
+    with_root(schema, options, |ctx, root| Ok(lower_with(ctx, root, options, false)?.0))
+}
+
+/// Build `schema`'s value and lower it with `lower`; also the notes.
+fn with_root(
+    schema: &Value,
+    options: &JsonSchemaOptions,
+    lower: impl FnOnce(&mut Ctx<'_>, &Schema) -> Result<Grammar>,
+) -> Result<(Grammar, Vec<String>)> {
     let doc = Document::load(schema)?;
     let mut ctx = Ctx::new(doc, options);
     let root = ctx.build(schema, "", 0)?;
@@ -91,7 +107,7 @@ pub fn json_schema_grammar(schema: &Value, options: &JsonSchemaOptions) -> Resul
     if ctx.is_never(&root, 0) {
         return Err(schema_error("unsatisfiable_schema", "no JSON value is valid against this schema", ""));
     }
-    let grammar = lower_root(&mut ctx, &root, options)?;
+    let grammar = lower(&mut ctx, &root)?;
     Ok((grammar, ctx.notes))
 }
 

@@ -134,6 +134,7 @@ impl<'o> Loader<'o> {
                     old.body = Some(Ast::Alt(vec![body, extension]));
                 }
                 Stmt::Ignore { body, span } => ns.ignores.push((body, span)),
+                Stmt::Options => {}
                 Stmt::Declare(names) => {
                     for (name, span) in names {
                         if ns.defs.contains_key(&name) {
@@ -369,6 +370,12 @@ fn validate_ast(ns: &Namespace, e: &Entry, ast: &Ast) -> Result<()> {
             *span,
         ),
         Ast::Token { .. } => Ok(()),
+        Ast::Json { span, .. } if e.kind == Kind::Terminal => err(
+            "unsupported_feature",
+            "`%json` is a sub-grammar and can only be used in rules, not inside terminals".to_string(),
+            *span,
+        ),
+        Ast::Json { .. } => Ok(()),
         Ast::Seq(xs) | Ast::Alt(xs) => xs.iter().try_for_each(|x| validate_ast(ns, e, x)),
         Ast::Repeat { inner, .. } => validate_ast(ns, e, inner),
         Ast::Sourced { source, inner } => validate_ast(ns, &Entry { source: source.clone(), ..e.clone() }, inner),

@@ -32,6 +32,7 @@ use super::load::{validate, Entry, Loader, Namespace};
 use super::syntax::{error_in, is_terminal_name, Ast, Kind};
 use super::LarkOptions;
 use crate::error::{Error, Result};
+use crate::frontend::json_schema::{json_schema_grammar_embeddable, JsonSchemaOptions, Whitespace};
 use crate::grammar::{quote_bytes, Expr, Grammar, GrammarBuilder, Pattern};
 use crate::ids::TerminalId;
 use crate::source::{Source, Span};
@@ -66,6 +67,12 @@ struct Builder<'n> {
     queued: FxHashSet<String>,
     work: Vec<Work>,
     instances: usize,
+    /// Terminals whose pattern matched the empty string, kept without it:
+    /// a rule uses each as optional (`ws: /[ \t]?/`, as llguidance reads it;
+    /// Lark itself refuses such terminals).
+    optional: FxHashSet<TerminalId>,
+    /// `%json` sub-grammars copied in so far.
+    json_count: usize,
 }
 
 impl<'n> Builder<'n> {
@@ -80,6 +87,8 @@ impl<'n> Builder<'n> {
             queued: FxHashSet::default(),
             work: Vec::new(),
             instances: 0,
+            optional: FxHashSet::default(),
+            json_count: 0,
         })
     }
 
@@ -159,7 +168,9 @@ impl<'n> Builder<'n> {
                 _ => {
                     let e = self.ignore_entry();
                     let expr = self.term_expr(ast, &e)?;
-                    let pattern = relower::lower(&expr, Mode::Lexeme)?;
+                    // Skipping nothing is no skip: an ignored pattern that
+                    // matches ε (`%ignore /\s*/`) ignores its non-empty matches.
+                    let (pattern, _) = nonempty(relower::lower(&expr, Mode::Lexeme)?);
                     self.b.named_terminal(&format!("__IGNORE_{i}"), pattern, *span)?
                 }
             };
@@ -220,10 +231,13 @@ impl<'n> Builder<'n> {
             return Ok(id);
         }
         let expr = self.term_named(name, ref_source, ref_span)?;
-        let pattern = relower::lower(&expr, Mode::Lexeme)?;
+        let (pattern, nullable) = nonempty(relower::lower(&expr, Mode::Lexeme)?);
         let span = e.main_span;
         let priority = e.priority;
         let id = self.b.named_terminal(name, pattern, span)?;
+        if nullable {
+            self.optional.insert(id);
+        }
         self.b.set_priority(id, priority);
         self.terminals.insert(name.to_string(), id);
         Ok(id)
@@ -294,11 +308,53 @@ impl<'n> Builder<'n> {
                     *span,
                 ))
             }
+            Ast::Json { span, .. } => {
+                return Err(error_in(
+                    &e.source,
+                    "unsupported_feature",
+                    "`%json` is a sub-grammar and can only be used in rules, not inside terminals",
+                    *span,
+                ))
+            }
         })
     }
 
     fn anonymous(&mut self, display: &str, pattern: Pattern, span: Span) -> TerminalId {
-        self.b.anonymous(display, pattern, span)
+        let (pattern, nullable) = nonempty(pattern);
+        let id = self.b.anonymous(display, pattern, span);
+        if nullable {
+            self.optional.insert(id);
+        }
+        id
+    }
+
+    /// `%json { schema }`: the schema's grammar (see [`inline_json_options`];
+    /// whitespace placed in its rules), copied in. The grammar's own
+    /// `%ignore` would apply between the JSON's lexemes too, so the two do
+    /// not mix.
+    fn inline_json(&mut self, schema: &serde_json::Value, e: &Entry, span: Span) -> Result<Expr> {
+        if let Some((_, ignore_span)) = self.ns.ignores.first() {
+            return Err(error_in(
+                &self.ns.source,
+                "unsupported_feature",
+                "`%ignore` in a grammar with `%json`: the ignored terminals would also be skipped between the JSON's tokens; put the whitespace in the rules instead",
+                *ignore_span,
+            ));
+        }
+        let (schema, options) = inline_json_options(schema).map_err(|m| error_in(&e.source, "bad_option", m, span))?;
+        let (grammar, _) = json_schema_grammar_embeddable(&schema, &options).map_err(|err| err.at(&e.source, span))?;
+        self.json_count += 1;
+        let at = self.main_span(e, span);
+        Ok(Expr::Rule(self.b.embed(&grammar, &format!("%json#{}.", self.json_count), at)))
+    }
+
+    /// A rule's use of terminal `id` (optional when its pattern matched ε).
+    fn use_terminal(&self, id: TerminalId) -> Expr {
+        if self.optional.contains(&id) {
+            Expr::Repeat { expr: Box::new(Expr::Terminal(id)), min: 0, max: Some(1) }
+        } else {
+            Expr::Terminal(id)
+        }
     }
 
     fn rule_expr(&mut self, ast: &Ast, e: &Entry, env: &Env) -> Result<Expr> {
@@ -308,7 +364,8 @@ impl<'n> Builder<'n> {
                 let display =
                     if *ci { format!("{}i", quote_bytes(text.as_bytes())) } else { quote_bytes(text.as_bytes()) };
                 let at = self.main_span(e, *span);
-                Expr::Terminal(self.anonymous(&display, pattern, at))
+                let id = self.anonymous(&display, pattern, at);
+                self.use_terminal(id)
             }
             Ast::Regex { re, flags, body_start, span } => {
                 let expr = TermExpr::from_regex(re, &e.source, *body_start, *span);
@@ -318,7 +375,8 @@ impl<'n> Builder<'n> {
                     &e.source.text[*body_start..(span.end as usize).saturating_sub(flags.len() + 1)]
                 );
                 let at = self.main_span(e, *span);
-                Expr::Terminal(self.anonymous(&display, pattern, at))
+                let id = self.anonymous(&display, pattern, at);
+                self.use_terminal(id)
             }
             Ast::Range { lo, hi, span } => {
                 let at = self.main_span(e, *span);
@@ -332,7 +390,10 @@ impl<'n> Builder<'n> {
                 }
                 let target = &self.ns.defs[name];
                 match target.kind {
-                    Kind::Terminal => Expr::Terminal(self.named_terminal(name, &e.source, *span)?),
+                    Kind::Terminal => {
+                        let id = self.named_terminal(name, &e.source, *span)?;
+                        self.use_terminal(id)
+                    }
                     Kind::Rule => {
                         if target.body.is_none() {
                             return Err(declared_error(name, &e.source, *span));
@@ -369,6 +430,7 @@ impl<'n> Builder<'n> {
                 let at = self.main_span(e, *span);
                 Expr::Terminal(self.b.token_atom(select.clone(), at))
             }
+            Ast::Json { schema, span } => self.inline_json(schema, e, *span)?,
             Ast::Seq(xs) => {
                 let items = xs.iter().map(|x| self.rule_expr(x, e, env)).collect::<Result<Vec<_>>>()?;
                 if items.is_empty() {
@@ -386,6 +448,47 @@ impl<'n> Builder<'n> {
                 self.rule_expr(inner, &ctx, env)?
             }
         })
+    }
+}
+
+/// The options of an inline `%json`, as llguidance reads it: flexible
+/// whitespace (at most 16 characters a run) and properties in schema order,
+/// unless the schema's `x-guidance` object says otherwise
+/// (`whitespace_flexible`, `whitespace_pattern`, `item_separator`,
+/// `key_separator`). The spec's semantics otherwise (not lenient).
+fn inline_json_options(
+    schema: &serde_json::Value,
+) -> std::result::Result<(serde_json::Value, JsonSchemaOptions), String> {
+    let mut options =
+        JsonSchemaOptions { whitespace: Whitespace::Flexible { max: 16 }, ..JsonSchemaOptions::default() };
+    let mut schema = schema.clone();
+    let Some(serde_json::Value::Object(guidance)) = schema.as_object_mut().and_then(|o| o.remove("x-guidance")) else {
+        return Ok((schema, options));
+    };
+    let (mut item, mut key) = (",".to_string(), ":".to_string());
+    for (name, value) in &guidance {
+        match (name.as_str(), value) {
+            ("whitespace_flexible", serde_json::Value::Bool(flexible)) => {
+                if !flexible {
+                    options.whitespace = Whitespace::Compact;
+                }
+            }
+            ("whitespace_pattern", serde_json::Value::String(p)) => options.whitespace = Whitespace::Pattern(p.clone()),
+            ("item_separator", serde_json::Value::String(s)) => item = s.clone(),
+            ("key_separator", serde_json::Value::String(s)) => key = s.clone(),
+            _ => return Err(format!("`x-guidance` option `{name}`: {value} is not supported")),
+        }
+    }
+    options.separators = Some((item, key));
+    Ok((schema, options))
+}
+
+/// `pattern` without the empty string, and whether it had it.
+fn nonempty(pattern: Pattern) -> (Pattern, bool) {
+    if pattern.matches_empty() {
+        (pattern.without_empty(), true)
+    } else {
+        (pattern, false)
     }
 }
 
@@ -452,6 +555,7 @@ fn canonical(ast: &Ast) -> String {
             format!("{name}{{{}}}", args.iter().map(canonical).collect::<Vec<_>>().join(", "))
         }
         Ast::Token { select, .. } => select.to_string(),
+        Ast::Json { schema, .. } => format!("%json {schema}"),
         Ast::Seq(xs) => format!("({})", xs.iter().map(canonical).collect::<Vec<_>>().join(" ")),
         Ast::Alt(xs) => format!("({})", xs.iter().map(canonical).collect::<Vec<_>>().join(" | ")),
         Ast::Sourced { inner, .. } => canonical(inner),

@@ -52,6 +52,11 @@ pub enum Ast {
         args: Vec<Ast>,
         span: Span,
     },
+    /// `%json { schema }` (llguidance): the JSON texts valid against the schema.
+    Json {
+        schema: Arc<serde_json::Value>,
+        span: Span,
+    },
     /// A token atom (`<|eot_id|>`, `<[12]>`, `!<think>`, `@token(12)`): model tokens by id.
     Token {
         select: TokenSelector,
@@ -94,9 +99,19 @@ pub enum Stmt {
     Def(Def),
     Override(Def),
     Extend(Def),
-    Ignore { body: Ast, span: Span },
-    Import { relative: bool, module: Vec<String>, names: Vec<ImportName>, span: Span },
+    Ignore {
+        body: Ast,
+        span: Span,
+    },
+    Import {
+        relative: bool,
+        module: Vec<String>,
+        names: Vec<ImportName>,
+        span: Span,
+    },
     Declare(Vec<(String, Span)>),
+    /// `%llguidance { options }`: checked, no effect on the language.
+    Options,
 }
 
 #[derive(Debug)]
@@ -195,9 +210,24 @@ impl Parser<'_> {
         }
     }
 
+    /// A name; `-` inside one (`function-call`) as llguidance allows, which
+    /// plain Lark never parses otherwise (`a -> b` keeps its arrow).
     fn name(&mut self) -> Option<(String, Span)> {
         match self.s.peek() {
-            Some(c) if c.is_ascii_alphabetic() || c == '_' => self.s.ident("").map(|(n, sp)| (n.to_string(), sp)),
+            Some(c) if c.is_ascii_alphabetic() || c == '_' => {
+                let start = self.s.pos;
+                self.s.ident("")?;
+                loop {
+                    let rest = self.s.rest().as_bytes();
+                    if rest.len() >= 2 && rest[0] == b'-' && (rest[1].is_ascii_alphanumeric() || rest[1] == b'_') {
+                        self.s.bump();
+                        self.s.ident("");
+                    } else {
+                        break;
+                    }
+                }
+                Some((self.s.text[start..self.s.pos].to_string(), Span::new(start, self.s.pos)))
+            }
             _ => None,
         }
     }
@@ -257,7 +287,12 @@ impl Parser<'_> {
                     let def = self.definition()?;
                     Ok(if word == "override" { Stmt::Override(def) } else { Stmt::Extend(def) })
                 }
-                "json" | "regex" | "lark" | "grammar_options" | "llguidance" => Err(self.s.error(
+                "llguidance" => {
+                    let (options, span) = self.s.json_object("`%llguidance`")?;
+                    check_llguidance_options(&options).map_err(|m| self.s.error("unsupported_feature", m, span))?;
+                    Ok(Stmt::Options)
+                }
+                "json" | "regex" | "lark" | "grammar_options" => Err(self.s.error(
                     "unsupported_feature",
                     format!("`%{word}` is an extension of other engines (xgrammar, llguidance), not Lark; it is not supported"),
                     span,
@@ -579,6 +614,11 @@ impl Parser<'_> {
                     Span::new(start, self.s.pos),
                 ))
             }
+            Some('%') if self.s.rest().starts_with("%json") => {
+                self.s.pos += "%json".len();
+                let (schema, span) = self.s.json_object("`%json`")?;
+                Ok(Ast::Json { schema: Arc::new(schema), span: Span::new(start, span.end as usize) })
+            }
             Some('%') => {
                 self.s.bump();
                 let word = self.name().map(|(n, _)| n).unwrap_or_default();
@@ -807,4 +847,27 @@ impl Parser<'_> {
 /// An error at a span of a module's source.
 pub fn error_in(source: &Arc<Source>, code: &'static str, message: impl Into<String>, span: Span) -> Error {
     Error::grammar(code, message).at(source, span)
+}
+
+/// `%llguidance { ... }` options: those that leave the language as it is
+/// here are accepted; the rest are refused by name.
+fn check_llguidance_options(options: &serde_json::Value) -> std::result::Result<(), String> {
+    let serde_json::Value::Object(map) = options else {
+        return Err("`%llguidance` takes a JSON object of options".into());
+    };
+    for (key, value) in map {
+        match (key.as_str(), value) {
+            // Sampling hints, and what glrmask does anyway (ignored
+            // terminals may come first).
+            ("no_forcing", _) | ("allow_initial_skip", serde_json::Value::Bool(true)) => {}
+            ("allow_invalid_utf8", serde_json::Value::Bool(false)) => {}
+            ("skip_repetition", serde_json::Value::String(s)) if s == "many" => {}
+            _ => {
+                return Err(format!(
+                    "`%llguidance` option `{key}`: {value} changes the language in a way glrmask does not implement (supported: no_forcing, allow_initial_skip: true, allow_invalid_utf8: false, skip_repetition: \"many\")"
+                ))
+            }
+        }
+    }
+    Ok(())
 }
