@@ -118,3 +118,42 @@ fn nested_regex_counts_compile_at_once() {
     let compiled = CompiledGrammar::compile(g, &CompileLimits::default()).unwrap();
     assert!(compiled.lexer.dfa.num_states() < 50, "{}", compiled.describe());
 }
+
+/// A generated family of nests as llama.cpp's tests write them (depth up to
+/// 8, counts up to 1,000, GBNF and regex): each compiles or stops at a
+/// named limit, never runs on. Timings are measured, not asserted (see the
+/// closing note of issue 23); the bound here only catches a hang.
+#[test]
+fn generated_nests_compile_or_hit_a_limit() {
+    let atoms_gbnf = ["\"a\"", "\"ab\"", "[^x]*", "[a-c]", "\"b\"?", "(\"a\" | \"bc\")", "[0-9]+"];
+    let atoms_regex = ["a", "ab", "[^x]*", "[a-c]", "b?", "(a|bc)", "[0-9]+"];
+    let mut rng = common::Rng(23);
+    let mut worst = (std::time::Duration::ZERO, String::new());
+    for case in 0..48 {
+        let regex = case % 2 == 1;
+        let atom = rng.below(atoms_gbnf.len());
+        let mut e = if regex { atoms_regex[atom] } else { atoms_gbnf[atom] }.to_string();
+        for _ in 0..1 + rng.below(8) {
+            let lo = [0, 0, 1, 2, rng.below(1001) as u32][rng.below(5)];
+            let hi = [Some(lo), Some(lo + rng.below(1001) as u32), Some(1000.max(lo)), None][rng.below(4)];
+            e = format!("({e}){{{lo},{}}}", hi.map_or(String::new(), |h| h.to_string()));
+        }
+        let t = std::time::Instant::now();
+        let g = if regex {
+            glrmask_core::frontend::regex::regex_grammar(&e)
+        } else {
+            glrmask_core::frontend::parse_ebnf(&format!("root ::= {e}"))
+        }
+        .unwrap();
+        match CompiledGrammar::compile(g, &CompileLimits::default()) {
+            Ok(_) => {}
+            Err(err) => assert_eq!(err.code(), "limit_exceeded", "{e}: {err}"),
+        }
+        let spent = t.elapsed();
+        assert!(spent.as_secs() < 60, "{e} ran {spent:?}");
+        if spent > worst.0 {
+            worst = (spent, e);
+        }
+    }
+    eprintln!("slowest nest: {:?} for {}", worst.0, worst.1);
+}

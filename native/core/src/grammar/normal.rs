@@ -110,6 +110,15 @@ impl Bnf {
         id
     }
 
+    /// Fail before building a right-hand side of `len` symbols that cannot fit.
+    fn check_room(&self, len: usize) -> Result<()> {
+        let size = self.size.saturating_add(len).saturating_add(1);
+        if size > self.max_size {
+            return Err(Error::limit("max_grammar_size", size, self.max_size));
+        }
+        Ok(())
+    }
+
     fn add(&mut self, lhs: NonterminalId, rhs: Vec<Symbol>) -> Result<()> {
         self.size += rhs.len() + 1;
         if self.size > self.max_size {
@@ -244,6 +253,7 @@ impl Lowerer {
         min: u32,
         max: Option<u32>,
     ) -> Result<NonterminalId> {
+        self.bnf.check_room(min as usize)?;
         let id = self.bnf.add_nonterminal(format!("{base}#repeat"), origin);
         let mut prefix = vec![item; min as usize];
         match max {

@@ -2,11 +2,15 @@
 //!
 //! Counted repetitions are unrolled by the normal form, so nesting them
 //! multiplies: llama.cpp's own tests have `((([^x]*){0,99}){0,99})...` six
-//! deep, whose language is just `[^x]*`. Two identities remove such
-//! nests before anything is unrolled (each copy may be empty, so the outer
-//! minimum adds nothing):
+//! deep, whose language is just `[^x]*`. These identities remove such
+//! nests before anything is unrolled:
 //! * `(E*){m,n}` = `E*` for `n ≥ 1` (or unbounded);
-//! * `(E{0,a}){m,n}` = `E{0,a·n}` for `n ≥ 1`, and `(E{0,a})*` = `E*` for `a ≥ 1`.
+//! * `(E{0,a}){m,n}` = `E{0,a·n}` for `n ≥ 1`, and `(E{0,a})*` = `E*` for `a ≥ 1`;
+//! * `(E{a,b}){m,n}` = `E{m·a, b·n}` for `a, m ≥ 1` when the ranges of
+//!   consecutive copy counts touch (`m·(b−a) + 1 ≥ a`), and for `m = 0` the
+//!   same with `m = 1`, made optional: `((ab){121,785}){1,287}` is
+//!   `(ab){121,225295}`, one counted run instead of 287 nested ones;
+//! * `E{0,0}` and `(ε){m,n}` are ε, and `E{1,1}` is `E`.
 
 use super::{Expr, Grammar};
 
@@ -24,34 +28,68 @@ pub fn simplify_repeats(g: &mut Grammar) {
     }
 }
 
-/// `(E{imin,imax}){min,max}` as a single count of `E`, where the identities
-/// above apply (`None`: keep the nest). Shared with the regex terminals
-/// (`lexer::nfa`), which fold the same way.
-pub fn fold_counts(inner: (u32, Option<u32>), outer: (u32, Option<u32>)) -> Option<(u32, Option<u32>)> {
-    let ((imin, imax), (_, max)) = (inner, outer);
-    if imin != 0 || max == Some(0) {
+/// `(E{imin,imax}){min,max}` as a single count of `E`, optional when the
+/// third field says so, where the identities above apply (`None`: keep the
+/// nest). Shared with the regex terminals (`lexer::nfa`), which fold the
+/// same way.
+pub fn fold_counts(inner: (u32, Option<u32>), outer: (u32, Option<u32>)) -> Option<(u32, Option<u32>, bool)> {
+    let ((imin, imax), (min, max)) = (inner, outer);
+    if max == Some(0) {
         return None;
     }
-    match (imax, max) {
-        (None, _) => Some((0, None)),
-        (Some(a), None) if a >= 1 => Some((0, None)),
-        (Some(a), Some(n)) => a.checked_mul(n).map(|an| (0, Some(an))),
-        _ => None,
+    if imin == 0 {
+        return match (imax, max) {
+            (None, _) => Some((0, None, false)),
+            (Some(a), None) if a >= 1 => Some((0, None, false)),
+            (Some(a), Some(n)) => a.checked_mul(n).map(|an| (0, Some(an), false)),
+            _ => None,
+        };
     }
+    // k copies give E{k·imin, k·imax}; from k = c on, these ranges touch
+    // when (k+1)·imin ≤ k·imax + 1, which holds for every larger k if for c.
+    let c = min.max(1);
+    if let Some(b) = imax {
+        if u64::from(c) * u64::from(b - imin) + 1 < u64::from(imin) {
+            return None;
+        }
+    }
+    let lo = c.checked_mul(imin)?;
+    let hi = match (imax, max) {
+        (Some(b), Some(n)) => Some(b.checked_mul(n)?),
+        _ => None,
+    };
+    Some((lo, hi, min == 0))
 }
 
 fn simplify(e: Expr) -> Expr {
     match e {
         Expr::Seq(items) => Expr::Seq(items.into_iter().map(simplify).collect()),
         Expr::Alt(items) => Expr::Alt(items.into_iter().map(simplify).collect()),
-        Expr::Repeat { expr, min, max } => match simplify(*expr) {
-            Expr::Repeat { expr: e, min: imin, max: imax } => match fold_counts((imin, imax), (min, max)) {
-                Some((min, max)) => Expr::Repeat { expr: e, min, max },
-                None => Expr::Repeat { expr: Box::new(Expr::Repeat { expr: e, min: imin, max: imax }), min, max },
-            },
-            inner => Expr::Repeat { expr: Box::new(inner), min, max },
-        },
+        // Zero copies, or copies of nothing, are the empty string; one copy is the item.
+        Expr::Repeat { max: Some(0), .. } => Expr::Empty,
+        Expr::Repeat { expr, min: 1, max: Some(1) } => simplify(*expr),
+        Expr::Repeat { expr, min, max } => repeat_of(simplify(*expr), min, max),
         other => other,
+    }
+}
+
+/// `inner{min,max}` for an already simplified `inner`, folded as far as the
+/// identities go (a fold can expose another: `((E{2,3})?){1,4}` is
+/// `(E{2,3}){0,4}`, which folds again).
+fn repeat_of(inner: Expr, min: u32, max: Option<u32>) -> Expr {
+    match inner {
+        _ if max == Some(0) => Expr::Empty,
+        Expr::Empty => Expr::Empty,
+        inner if (min, max) == (1, Some(1)) => inner,
+        Expr::Repeat { expr: e, min: imin, max: imax } => match fold_counts((imin, imax), (min, max)) {
+            Some((min, max, false)) => repeat_of(*e, min, max),
+            Some((min, max, true)) => {
+                let run = repeat_of(*e, min, max);
+                Expr::Repeat { expr: Box::new(run), min: 0, max: Some(1) }
+            }
+            None => Expr::Repeat { expr: Box::new(Expr::Repeat { expr: e, min: imin, max: imax }), min, max },
+        },
+        inner => Expr::Repeat { expr: Box::new(inner), min, max },
     }
 }
 
@@ -76,16 +114,28 @@ mod tests {
         assert_eq!(simplify(e), rep(t(), 0, None));
         assert_eq!(simplify(rep(rep(t(), 0, Some(3)), 2, Some(5))), rep(t(), 0, Some(15)));
         assert_eq!(simplify(rep(rep(t(), 0, Some(3)), 1, None)), rep(t(), 0, None));
+        // Touching ranges: 1-3, 2-6 copies (and none) are 0-6.
+        assert_eq!(simplify(rep(rep(t(), 1, Some(3)), 0, Some(2))), rep(rep(t(), 1, Some(6)), 0, Some(1)));
+        assert_eq!(simplify(rep(rep(t(), 121, Some(785)), 1, Some(287))), rep(t(), 121, Some(225_295)));
+        assert_eq!(simplify(rep(rep(t(), 2, None), 3, Some(4))), rep(t(), 6, None));
+        // 5-6 copies from four on: 20-24, 25-30, ... touch, so 20 up; from
+        // two on, 10-12 and 15-18 leave a gap.
+        assert_eq!(simplify(rep(rep(t(), 5, Some(6)), 4, None)), rep(t(), 20, None));
+        let e = rep(rep(t(), 5, Some(6)), 2, None);
+        assert_eq!(simplify(e.clone()), e);
     }
 
     #[test]
     fn others_are_kept() {
-        // A minimum inside changes the language: kept.
-        let e = rep(rep(t(), 1, Some(3)), 0, Some(2));
+        // Counts whose ranges leave gaps: 5-6, 10-12, 15-18 copies.
+        let e = rep(rep(t(), 5, Some(6)), 1, Some(3));
         assert_eq!(simplify(e.clone()), e);
-        // Zero copies of anything is the empty string: kept as written.
-        let e = rep(rep(t(), 0, None), 0, Some(0));
+        let e = rep(rep(t(), 5, Some(6)), 0, Some(3));
         assert_eq!(simplify(e.clone()), e);
+        // Zero copies of anything, and any number of nothing, are the empty string.
+        assert_eq!(simplify(rep(rep(t(), 0, None), 0, Some(0))), Expr::Empty);
+        assert_eq!(simplify(rep(rep(rep(t(), 2, None), 0, Some(0)), 55, None)), Expr::Empty);
+        assert_eq!(simplify(rep(rep(t(), 2, Some(7)), 1, Some(1))), rep(t(), 2, Some(7)));
         // Overflowing counts: kept.
         let e = rep(rep(t(), 0, Some(u32::MAX)), 0, Some(2));
         assert_eq!(simplify(e.clone()), e);

@@ -437,6 +437,12 @@ fn determinize(nfa: &Nfa, start: u32, max_states: usize) -> Result<TermDfa> {
     let mut trans: Vec<u32> = Vec::new();
     let mut accept = Vec::new();
     let mut buckets: Vec<Vec<u32>> = vec![Vec::new(); num_classes];
+    // Work and memory grow with the sizes of the NFA-state sets, not only
+    // their number: `((ab){121,785}){1,287}` has huge ε-closures and would
+    // fill gigabytes long before `max_states` sets. Both are bounded in
+    // proportion to `max_states` (NFA states visited by closures; stored).
+    let (max_work, max_stored) = (max_states.saturating_mul(4096), max_states.saturating_mul(256));
+    let (mut work, mut stored) = (0usize, 0usize);
     let mut i = 0;
     while i < sets.len() {
         let set = sets[i].clone();
@@ -460,13 +466,17 @@ fn determinize(nfa: &Nfa, start: u32, max_states: usize) -> Result<TermDfa> {
                 continue;
             }
             let target = closure_scratch.closure(nfa, bucket.iter().copied());
+            work += target.len();
             let len = sets.len() as u32;
             let id = *ids.entry(target.clone()).or_insert_with(|| {
+                stored += target.len();
                 sets.push(target);
                 len
             });
-            if sets.len() > max_states {
-                return Err(Error::limit("max_terminal_dfa_states", sets.len(), max_states));
+            if sets.len() > max_states || work > max_work || stored > max_stored {
+                // Reported against the state bound, which scales the other two.
+                let reached = sets.len().max(work / 4096).max(stored / 256).max(max_states + 1);
+                return Err(Error::limit("max_terminal_dfa_states", reached, max_states));
             }
             trans.push(id);
         }

@@ -173,9 +173,14 @@ impl Nfa {
                 format!("regex look-around assertion {look:?} is not supported in terminals (anchors and word boundaries depend on text outside the lexeme)"),
             )),
             HirKind::Repetition(rep) => {
-                let (min, max, sub) = flatten_repetition(rep.min, rep.max, &rep.sub);
+                let (min, max, sub, optional) = flatten_repetition(rep.min, rep.max, &rep.sub);
                 let sub = sub.clone();
-                self.repeat(min, max, &mut |nfa| nfa.from_hir(&sub))
+                let run = self.repeat(min, max, &mut |nfa| nfa.from_hir(&sub))?;
+                if optional {
+                    self.optional(run)
+                } else {
+                    Ok(run)
+                }
             }
             HirKind::Capture(cap) => self.from_hir(&cap.sub),
             HirKind::Concat(items) => {
@@ -204,17 +209,20 @@ impl Nfa {
 }
 
 /// `sub{min,max}` with nested repetitions folded by the rule that rule bodies
-/// use ([`fold_counts`]: `((a*){0,99}){0,99}` is `a*`), inner ones first;
-/// capture groups are looked through.
-fn flatten_repetition(min: u32, max: Option<u32>, sub: &Hir) -> (u32, Option<u32>, &Hir) {
+/// use ([`fold_counts`]: `((a*){0,99}){0,99}` is `a*`), inner ones first,
+/// and whether the run is optional; capture groups are looked through.
+fn flatten_repetition(min: u32, max: Option<u32>, sub: &Hir) -> (u32, Option<u32>, &Hir, bool) {
     let mut inner = sub;
     while let HirKind::Capture(cap) = inner.kind() {
         inner = &cap.sub;
     }
-    let HirKind::Repetition(r) = inner.kind() else { return (min, max, sub) };
-    let (imin, imax, isub) = flatten_repetition(r.min, r.max, &r.sub);
-    match fold_counts((imin, imax), (min, max)) {
-        Some((min, max)) => (min, max, isub),
-        None => (min, max, sub),
+    let HirKind::Repetition(r) = inner.kind() else { return (min, max, sub, false) };
+    let (imin, imax, isub, optional) = flatten_repetition(r.min, r.max, &r.sub);
+    // Copies of an optional run `X?` may each be empty: `(X?){min,max}` is
+    // `X{0,max}`, folded with X's own count.
+    let outer = if optional { (0, max) } else { (min, max) };
+    match fold_counts((imin, imax), outer) {
+        Some((min, max, optional)) => (min, max, isub, optional),
+        None => (min, max, sub, false),
     }
 }
