@@ -228,6 +228,10 @@ def _compile(
                 _compiled.move_to_end(key)
                 return hit
     g = grammar(vocab) if callable(grammar) else grammar
+    if end_tokens is None:
+        # A stop token the grammar names itself (`<|eom_id|>` closing a tool call) is the grammar's there.
+        named = set(g.named_tokens(vocab))
+        ends = [t for t in ends if t not in named]
     constraint = g.compile(vocab, end_tokens=ends, optimization=opt)
     if finish is not None:
         constraint = finish(constraint)

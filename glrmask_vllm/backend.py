@@ -332,7 +332,10 @@ class GlrmaskBackend(StructuredOutputBackend):
         log_approximations(
             (request_type.name, spec, self.json_options), describe_spec(request_type, spec), approximations
         )
-        ends = list(end_tokens)
+        # A stop token the grammar names itself (Llama's `<|eom_id|>` closing a tool call, as llguidance grammars
+        # write it) is a grammar token, not an end token: vLLM still stops when it is sampled.
+        named = set(grammar.named_tokens(self.vocab))
+        ends = [t for t in end_tokens if t not in named]
         limits = {"static_compile_fuel": STATIC_FUEL} if STATIC_FUEL else None
         if ENGINE == "static":
             constraint = grammar.compile(self.vocab, end_tokens=ends, optimization=glrmask.Optimization.FAST_RUNTIME)

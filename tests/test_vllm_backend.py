@@ -427,3 +427,36 @@ def test_added_non_special_token_is_text(tok, vocab_size):
     bm = backend.allocate_token_bitmask(1)
     g.fill_bitmask(bm, 0)
     assert tag_id in set(T.allowed_ids(bm[0].numpy(), vocab_size).tolist())
+
+
+def test_llguidance_lark_grammar_request(tok, vocab_size):
+    """A `grammar` request written for vLLM's `guidance` backend (llguidance's Lark: `%llguidance`, hyphenated
+    names, a token atom, `%json`) works here; its closing tag is also a stop token of the request, and stays the
+    grammar's."""
+    from vllm.v1.structured_output.backend_types import StructuredOutputOptions as SOO
+
+    backend = GlrmaskBackend(T.fake_vllm_config(vocab_size), tokenizer=tok, vocab_size=vocab_size)
+    eos = tok.eos_token_id
+    begin, end = tok.convert_tokens_to_ids(["<tool_call>", "</tool_call>"])
+    text = (
+        "%llguidance {}\n"
+        "start: TEXT | tool-call\n"
+        "TEXT: /[^<{](.|\\n)*/\n"
+        f"tool-call: <tool_call> %json {json.dumps(SCHEMA)} <[{end}]>\n"
+    )
+    g = backend.compile_grammar(SOO.GRAMMAR, text, stop_token_ids={eos, end})
+    bm = backend.allocate_token_bitmask(1)
+    g.fill_bitmask(bm, 0)
+    allowed = set(T.allowed_ids(bm[0].numpy(), vocab_size).tolist())
+    assert begin in allowed and end not in allowed and eos not in allowed
+    body = tok.encode('{"city": "Paris", "age": 3}', add_special_tokens=False)
+    assert g.accept_tokens("r", [begin, *body])
+    g.fill_bitmask(bm, 0)
+    allowed = set(T.allowed_ids(bm[0].numpy(), vocab_size).tolist())
+    # The closing tag, or JSON's trailing whitespace (`<tool_call>\n{...}\n</tool_call>` is Hermes' layout).
+    assert end in allowed and eos not in allowed and begin not in allowed
+    assert all(tok.decode([t]).strip() == "" for t in allowed - {end})
+    assert g.accept_tokens("r", [end])
+    g.fill_bitmask(bm, 0)
+    assert set(T.allowed_ids(bm[0].numpy(), vocab_size).tolist()) == {eos}
+    assert g.accept_tokens("r", [eos]) and g.is_terminated()

@@ -865,6 +865,14 @@ impl Grammar {
         self.ir.extern_token_slots().into_iter().map(str::to_string).collect()
     }
 
+    /// Token ids of `vocab` that the grammar names one by one (bound slots,
+    /// `<|eom_id|>`, `<[128008]>`; not ranges or negations). A server leaves
+    /// these out of a request's end tokens: naming an end token in the
+    /// grammar is otherwise an error.
+    fn named_tokens(&self, vocab: &Vocab) -> Vec<u32> {
+        self.ir.named_tokens(&vocab.inner)
+    }
+
     /// A new grammar with the `extern token` slot `name` bound to an exact
     /// token handle (`vocab.token(id)`) or handles (`vocab.tokens(ids)`). The
     /// handles' vocabulary must be the one the grammar is compiled with.

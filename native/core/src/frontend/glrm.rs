@@ -14,6 +14,8 @@
 //! and anonymous literal or regex terminals. `#`, `//` and `/* */` start
 //! comments. `extern token NAME;` declares a slot for exact model tokens
 //! (special tokens), bound with `Grammar::bind_tokens` before compiling;
+//! token atoms (`<|eot_id|>`, `<[128010]>`, `!<...>`, `@token(128010)`,
+//! [`crate::grammar::token_atom`]) name model tokens in rules directly;
 //! `extern grammar` is reserved.
 
 use rustc_hash::FxHashMap;
@@ -22,7 +24,7 @@ use regex_syntax::hir::Hir;
 
 use super::scan::{HexEscape, Scanner};
 use crate::error::Result;
-use crate::grammar::{Expr, Grammar, GrammarBuilder, Pattern};
+use crate::grammar::{Expr, Grammar, GrammarBuilder, Pattern, TokenSelector};
 use crate::ids::TerminalId;
 use crate::source::{Source, Span};
 
@@ -31,6 +33,8 @@ enum Ast {
     Str(Vec<u8>, Span),
     Regex(Hir, Span),
     Name(String, Span),
+    /// A token atom (`<|eot_id|>`, `<[12]>`, `!<...>`, `@token(12)`).
+    Token(TokenSelector, Span),
     Seq(Vec<Ast>),
     Alt(Vec<Ast>),
     Repeat(Box<Ast>, u32, Option<u32>),
@@ -251,6 +255,10 @@ impl GlrmParser<'_, '_> {
                 let (hir, span) = self.s.regex()?;
                 Ok(Ast::Regex(hir, span))
             }
+            Some('<') | Some('!') | Some('@') if self.s.at_token_atom() => {
+                let (select, span) = self.s.token_atom()?;
+                Ok(Ast::Token(select, span))
+            }
             Some(c) if c.is_ascii_alphabetic() || c == '_' => {
                 let (name, span) = self.keyword_or_name().expect("name character");
                 Ok(Ast::Name(name, span))
@@ -362,6 +370,13 @@ fn pattern_of(
             Pattern::literal(bytes)
         }
         Ast::Regex(hir, _) => Pattern::Hir(hir.clone()),
+        Ast::Token(_, span) => {
+            return Err(b.error(
+                "unsupported_feature",
+                "token atoms name whole model tokens and can only be used in rules, not inside terminals",
+                *span,
+            ))
+        }
         Ast::Name(n, span) => {
             if !defs.contains_key(n) {
                 return Err(b.error(
@@ -403,6 +418,7 @@ fn rule_expr(
             let t = b.anonymous(&display, Pattern::Hir(hir.clone()), *span);
             Expr::Terminal(t)
         }
+        Ast::Token(select, span) => Expr::Terminal(b.token_atom(select.clone(), *span)),
         Ast::Name(n, span) => {
             if let Some(&t) = terms.get(n) {
                 Expr::Terminal(t)

@@ -118,6 +118,24 @@ impl Grammar {
         g.terminals[i].exact = Some(ExactTokens { tokens, select: None, vocab: Some(vocab), slot: false });
         Ok(g)
     }
+    /// The tokens of `vocab` the grammar names one by one: bound slots, and
+    /// token atoms of one id or one text (`<|eom_id|>`, `<[128008]>`; not
+    /// ranges or negations, which skip end tokens anyway). A server whose
+    /// stop tokens include one of these (Llama's `<|eom_id|>` closing a tool
+    /// call) leaves it out of the end tokens: there it is the grammar's.
+    pub fn named_tokens(&self, vocab: &crate::vocab::Vocab) -> Vec<u32> {
+        let mut out: Vec<u32> = Vec::new();
+        for exact in self.terminals.iter().filter_map(|t| t.exact.as_ref()) {
+            out.extend(&exact.tokens);
+            if let Some(select) = &exact.select {
+                out.extend(select.explicit_tokens(vocab));
+            }
+        }
+        out.sort_unstable();
+        out.dedup();
+        out
+    }
+
     pub fn rule(&self, id: RuleId) -> &Rule {
         &self.rules[id.index()]
     }

@@ -211,6 +211,25 @@ impl TokenSelector {
     }
 }
 
+impl TokenSelector {
+    /// The tokens this atom names one by one (a single id or a text, not a
+    /// range or a negation), those `vocab` has.
+    pub fn explicit_tokens(&self, vocab: &Vocab) -> Vec<u32> {
+        if self.negated {
+            return Vec::new();
+        }
+        let mut out = Vec::new();
+        for r in &self.refs {
+            match r {
+                TokenRef::Ids { lo, hi: Some(hi) } if lo == hi && (*lo as usize) < vocab.len() => out.push(*lo),
+                TokenRef::Text(text) => out.extend(tokens_with_text(vocab, text).iter().map(|t| t.0)),
+                TokenRef::Ids { .. } => {}
+            }
+        }
+        out
+    }
+}
+
 fn end_token_message(vocab: &Vocab, t: TokenId) -> String {
     let name = vocab.token_name(t).map(|n| format!(" (`{n}`)")).unwrap_or_default();
     format!("token {}{name} is an end token of this constraint and cannot also be a grammar token; leave it out of the end tokens to name it in the grammar", t.0)
