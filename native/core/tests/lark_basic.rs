@@ -260,7 +260,7 @@ fn errors_name_line_and_column() {
         ("start: \"a\" ~ 3..2", "bad_repetition"),
         ("start: @token(seven)", "bad_token_atom"),
         ("start: A\nA: \"x\" <|tool|>", "unsupported_feature"),
-        ("start: %regex {\"substring_chars\": \"ab\"}", "unsupported_feature"),
+        ("start: %regex {\"substring_xyz\": \"ab\"}", "unsupported_feature"),
         ("%import common.NOPE\nstart: \"a\"", "unknown_name"),
         ("%import foo.BAR\nstart: \"a\"", "unknown_module"),
         ("start: t{\"a\"}\nt{x, y}: x y", "bad_template"),

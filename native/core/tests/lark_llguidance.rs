@@ -1,6 +1,6 @@
 //! Lark as llguidance reads it (its docs/syntax.md), feature by feature:
 //! hyphenated names, regexes that match ε used as optional tokens, the
-//! `%llguidance` header, inline `%json` schemas. Token atoms are in
+//! `%llguidance` header, inline `%json` schemas, `%regex` substrings. Token atoms are in
 //! `token_atoms.rs`; the equivalence with plain Lark and GBNF is a property
 //! test in `dialects.rs`.
 
@@ -121,6 +121,21 @@ fn inline_json_errors_point_at_the_schema() {
     assert_eq!(code, "unsupported_feature");
     assert!(shown.contains("%ignore") && shown.contains("2:1"), "{shown}");
     assert_eq!(error("start: A\nA: %json {}").0, "unsupported_feature");
-    // llguidance's %regex { substring_... } is not there.
-    assert_eq!(error("start: %regex {\"substring_words\": \"a b\"}").0, "unsupported_feature");
+    let (code, shown) = error("start: %regex {\"type\": \"number\"}");
+    assert_eq!(code, "unsupported_feature");
+    assert!(shown.contains("type") && shown.contains("1:8"), "{shown}");
+}
+
+#[test]
+fn structured_substring_regexes() {
+    // llguidance's docs/syntax.md examples.
+    let m = lark("start: %regex {\"substring_chunks\": [\"abc\", \"de\", \"fg\"]}\n");
+    check(&m, &["", "abc", "de", "abcde", "defg", "abcdefg", "fg"], &["ab", "cde", "abcfg", "abcdefgabc"]);
+    let m = lark("start: \"<\" %regex {\"substring_words\": \"foo bar. baz\"} \">\"\n");
+    check(&m, &["<>", "<bar. baz>", "<foo bar>", "<.>", "< baz>"], &["<oo>", "<ar>", "<foo  bar>"]);
+    // Inside a terminal too.
+    let m = lark("start: A+\nA: \"[\" %regex {\"substring_chars\": \"xyz\"} \"]\"\n");
+    check(&m, &["[]", "[yz][x]", "[xyz]"], &["[xz]", "[zy]"]);
+    let too_many = format!("start: %regex {{\"substring_chars\": \"{}\"}}", "a".repeat(1001));
+    assert_eq!(error(&too_many).0, "unsupported_feature");
 }

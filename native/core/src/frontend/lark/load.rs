@@ -379,6 +379,6 @@ fn validate_ast(ns: &Namespace, e: &Entry, ast: &Ast) -> Result<()> {
         Ast::Seq(xs) | Ast::Alt(xs) => xs.iter().try_for_each(|x| validate_ast(ns, e, x)),
         Ast::Repeat { inner, .. } => validate_ast(ns, e, inner),
         Ast::Sourced { source, inner } => validate_ast(ns, &Entry { source: source.clone(), ..e.clone() }, inner),
-        Ast::Str { .. } | Ast::Regex { .. } | Ast::Range { .. } => Ok(()),
+        Ast::Str { .. } | Ast::Regex { .. } | Ast::Range { .. } | Ast::Structured { .. } => Ok(()),
     }
 }

@@ -272,6 +272,7 @@ impl<'n> Builder<'n> {
             Ast::Str { text, ci, span } => TermExpr::Plain(string_pattern(text, *ci, &e.source, *span)?),
             Ast::Regex { re, body_start, span, .. } => TermExpr::from_regex(re, &e.source, *body_start, *span),
             Ast::Range { lo, hi, .. } => TermExpr::Plain(Pattern::char_class(&[(*lo, *hi)])),
+            Ast::Structured { pattern, .. } => TermExpr::Plain(pattern.clone()),
             Ast::Name { name, span } => {
                 let target = &self.ns.defs[name];
                 if target.kind == Kind::Rule {
@@ -431,6 +432,12 @@ impl<'n> Builder<'n> {
                 Expr::Terminal(self.b.token_atom(select.clone(), at))
             }
             Ast::Json { schema, span } => self.inline_json(schema, e, *span)?,
+            Ast::Structured { pattern, span } => {
+                let at = self.main_span(e, *span);
+                let display = e.source.text[span.start as usize..span.end as usize].to_string();
+                let id = self.anonymous(&display, pattern.clone(), at);
+                self.use_terminal(id)
+            }
             Ast::Seq(xs) => {
                 let items = xs.iter().map(|x| self.rule_expr(x, e, env)).collect::<Result<Vec<_>>>()?;
                 if items.is_empty() {
@@ -556,6 +563,7 @@ fn canonical(ast: &Ast) -> String {
         }
         Ast::Token { select, .. } => select.to_string(),
         Ast::Json { schema, .. } => format!("%json {schema}"),
+        Ast::Structured { pattern, .. } => format!("%regex {pattern:?}"),
         Ast::Seq(xs) => format!("({})", xs.iter().map(canonical).collect::<Vec<_>>().join(" ")),
         Ast::Alt(xs) => format!("({})", xs.iter().map(canonical).collect::<Vec<_>>().join(" | ")),
         Ast::Sourced { inner, .. } => canonical(inner),

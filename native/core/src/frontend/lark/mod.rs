@@ -26,10 +26,16 @@
 //! extern token slot to bind (`grammar.bind("NAME", vocab.token(id))`; Lark
 //! itself fills declared terminals from a post-lexer such as an indenter).
 //!
+//! llguidance's extensions (its docs/syntax.md): `-` in names; a regex that
+//! matches the empty string, used as an optional token (Lark refuses it);
+//! `%llguidance {options}` (language-neutral options only); `%json {schema}`
+//! in rules, the schema's grammar copied in; `%regex {"substring_...": ...}`.
+//!
 //! Refused with a clear error: a `%declare`d rule used by a reachable rule;
-//! token atoms inside terminals; `%json`, `%regex`, `%lark` and other
-//! extensions of other engines; look-arounds that depend on text outside the
-//! lexeme; back-references; anchors.
+//! token atoms and `%json` inside terminals; `%json` in a grammar with
+//! `%ignore`; other `%regex` forms, `%lark` and other extensions of other
+//! engines; look-arounds that depend on text outside the lexeme;
+//! back-references; anchors.
 //!
 //! ## Semantics, and where they differ from Lark's parsers
 //!

@@ -15,7 +15,7 @@ use std::sync::Arc;
 use super::super::regex::python::{self, PyRegex};
 use super::super::scan::Scanner;
 use crate::error::{Error, Result};
-use crate::grammar::TokenSelector;
+use crate::grammar::{Pattern, TokenSelector};
 use crate::source::{Source, Span};
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -50,6 +50,12 @@ pub enum Ast {
     Template {
         name: String,
         args: Vec<Ast>,
+        span: Span,
+    },
+    /// `%regex { "substring_...": ... }` (llguidance): a regular language built
+    /// at parse time.
+    Structured {
+        pattern: Pattern,
         span: Span,
     },
     /// `%json { schema }` (llguidance): the JSON texts valid against the schema.
@@ -614,10 +620,23 @@ impl Parser<'_> {
                     Span::new(start, self.s.pos),
                 ))
             }
-            Some('%') if self.s.rest().starts_with("%json") => {
+            Some('%')
+                if self.s.rest().starts_with("%json")
+                    && !self.s.rest()[5..].starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_') =>
+            {
                 self.s.pos += "%json".len();
                 let (schema, span) = self.s.json_object("`%json`")?;
                 Ok(Ast::Json { schema: Arc::new(schema), span: Span::new(start, span.end as usize) })
+            }
+            Some('%')
+                if self.s.rest().starts_with("%regex")
+                    && !self.s.rest()[6..].starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_') =>
+            {
+                self.s.pos += "%regex".len();
+                let (spec, span) = self.s.json_object("`%regex`")?;
+                let span = Span::new(start, span.end as usize);
+                let pattern = structured_regex(&spec).map_err(|m| self.s.error("unsupported_feature", m, span))?;
+                Ok(Ast::Structured { pattern, span })
             }
             Some('%') => {
                 self.s.bump();
@@ -870,4 +889,62 @@ fn check_llguidance_options(options: &serde_json::Value) -> std::result::Result<
         }
     }
     Ok(())
+}
+
+/// Chunks a `%regex` substring may take; the pattern grows with their square.
+const MAX_SUBSTRING_CHUNKS: usize = 1000;
+
+/// `%regex { ... }`: llguidance's `substring_chunks` (a list of strings),
+/// `substring_words` (a text split into runs of letters and digits and
+/// single other characters) and `substring_chars` (a text split into
+/// characters). Each matches `chunks[n..m].join("")` for any `n <= m`.
+fn structured_regex(spec: &serde_json::Value) -> std::result::Result<Pattern, String> {
+    use serde_json::Value;
+    let map = spec
+        .as_object()
+        .filter(|m| m.len() == 1)
+        .ok_or_else(|| "`%regex` takes one of `substring_chunks`, `substring_words`, `substring_chars`".to_string())?;
+    let (key, value) = map.iter().next().expect("one entry");
+    let chunks: Vec<String> = match (key.as_str(), value) {
+        ("substring_chunks", Value::Array(items)) => items
+            .iter()
+            .map(|v| v.as_str().map(str::to_string).ok_or("`substring_chunks` takes a list of strings".to_string()))
+            .collect::<std::result::Result<_, _>>()?,
+        ("substring_words", Value::String(text)) => {
+            let mut out: Vec<String> = Vec::new();
+            let mut word = String::new();
+            for c in text.chars() {
+                if c.is_alphanumeric() {
+                    word.push(c);
+                    continue;
+                }
+                if !word.is_empty() {
+                    out.push(std::mem::take(&mut word));
+                }
+                out.push(c.to_string());
+            }
+            out.extend((!word.is_empty()).then_some(word));
+            out
+        }
+        ("substring_chars", Value::String(text)) => text.chars().map(|c| c.to_string()).collect(),
+        _ => return Err(format!("`%regex` option `{key}`: {value} is not supported (substring_chunks, substring_words, substring_chars are)")),
+    };
+    if chunks.len() > MAX_SUBSTRING_CHUNKS {
+        return Err(format!(
+            "`%regex` substring of {} chunks: at most {MAX_SUBSTRING_CHUNKS} are supported",
+            chunks.len()
+        ));
+    }
+    // From chunk n on: chunk n, then optionally the run from n + 1 on.
+    let mut runs: Vec<Pattern> = Vec::with_capacity(chunks.len() + 1);
+    let mut from_next: Option<Pattern> = None;
+    for chunk in chunks.iter().rev() {
+        let mut parts = vec![Pattern::literal(chunk.as_bytes())];
+        parts.extend(from_next.map(|p| Pattern::Repeat { pattern: Box::new(p), min: 0, max: Some(1) }));
+        let run = Pattern::Concat(parts);
+        runs.push(run.clone());
+        from_next = Some(run);
+    }
+    runs.push(Pattern::literal(b""));
+    Ok(Pattern::Alt(runs))
 }
