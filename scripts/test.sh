@@ -28,3 +28,20 @@ echo "== cargo test (native/)"
 echo "== pytest"
 # pytest exits 5 when no tests were collected: that is a failure too.
 python -m pytest tests -q
+
+echo "== fuzz (short run of each cargo-fuzz target)"
+# libFuzzer needs a nightly toolchain; without one, the targets' harness still
+# ran above on stable (native/core/tests/fuzz_replay.rs). A crash fails the run.
+if cargo +nightly --version >/dev/null 2>&1; then
+  cargo fuzz --version >/dev/null 2>&1 || cargo install --quiet --locked cargo-fuzz
+  (
+    cd native/fuzz
+    for target in grammar_text json_schema; do
+      mkdir -p "corpus/$target"
+      cargo +nightly fuzz run "$target" "corpus/$target" seeds/"$target" -- \
+        -max_total_time="${GLRMASK_FUZZ_SECONDS:-30}" -rss_limit_mb=4096 -timeout=30 2>&1 | tail -n 4
+    done
+  )
+else
+  echo "no nightly toolchain: libFuzzer runs skipped (the stable replay ran with cargo test)"
+fi

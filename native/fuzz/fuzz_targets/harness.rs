@@ -3,18 +3,74 @@
 //! `LimitError` is a fine answer), then walk a few random commits and check
 //! every mask against the brute-force oracle. Any panic is a finding.
 
+// Each target uses one entry point of this shared file.
+#![allow(dead_code)]
+
 use std::sync::Arc;
 
+use glrmask_core::frontend::json_schema::{json_schema_grammar, JsonSchemaOptions};
+use glrmask_core::ids::TokenId;
+use glrmask_core::vocab::{TokenDef, VocabMetadata};
 use glrmask_core::{CompiledGrammar, Constraint, Grammar, Limits, Optimization, Vocab};
 
-/// A small vocabulary covering the bytes grammars under fuzzing tend to use,
-/// with multi-byte tokens so that tokens span lexemes.
-fn vocab() -> Arc<Vocab> {
-    let mut tokens: Vec<Vec<u8>> = (b' '..=b'~').map(|b| vec![b]).collect();
-    for t in ["\"", "{\"", "\":", "\",\"", "null", "true", "ab", "aa", "12", "\n", "é", "\u{1F600}", "a\"", "\\u00"] {
-        tokens.push(t.as_bytes().to_vec());
+/// The first bytes of an input steer the run (front end, options, walk);
+/// the rest is the source.
+const HEADER: usize = 9;
+
+/// Target `grammar_text`: the first byte picks GLRM, EBNF/GBNF, Lark or
+/// regex; the source is the grammar text.
+pub fn grammar_text(data: &[u8]) {
+    let Some((head, source)) = split(data) else { return };
+    let Ok(text) = std::str::from_utf8(source) else { return };
+    let parsed = match head[0] % 4 {
+        0 => glrmask_core::frontend::parse_glrm(text),
+        1 => glrmask_core::frontend::parse_ebnf(text),
+        2 => glrmask_core::frontend::parse_lark(text),
+        _ => glrmask_core::frontend::regex_grammar(text),
+    };
+    if let Ok(grammar) = parsed {
+        exercise(grammar, &head[1..]);
     }
-    Vocab::from_pairs(tokens.into_iter().enumerate().map(|(i, t)| (i as u32, t))).expect("valid vocabulary")
+}
+
+/// Target `json_schema`: any JSON document through the converter (strict or
+/// lenient, ordered or `any_order`, as the first byte says).
+pub fn json_schema(data: &[u8]) {
+    let Some((head, source)) = split(data) else { return };
+    let Ok(schema) = serde_json::from_slice::<serde_json::Value>(source) else { return };
+    let options = JsonSchemaOptions {
+        lenient: head[0] & 2 == 2,
+        any_order: head[0] & 4 == 4,
+        max_work: 100_000,
+        ..JsonSchemaOptions::default()
+    };
+    if let Ok((grammar, _notes)) = json_schema_grammar(&schema, &options) {
+        exercise(grammar, &head[1..]);
+    }
+}
+
+fn split(data: &[u8]) -> Option<(&[u8], &[u8])> {
+    (data.len() >= HEADER).then(|| data.split_at(HEADER))
+}
+
+/// A small vocabulary covering the bytes grammars under fuzzing tend to use,
+/// with multi-byte tokens so that tokens span lexemes, and two named special
+/// tokens (`<|a|>`, `<|b|>`) for token atoms.
+fn vocab() -> Arc<Vocab> {
+    let mut tokens: Vec<TokenDef> = (b' '..=b'~').map(|b| TokenDef::Bytes(vec![b])).collect();
+    for t in ["\"", "{\"", "\":", "\",\"", "null", "true", "ab", "aa", "12", "\n", "é", "\u{1F600}", "a\"", "\\u00"] {
+        tokens.push(TokenDef::Bytes(t.as_bytes().to_vec()));
+    }
+    let first_special = tokens.len() as u32;
+    tokens.extend([TokenDef::ExactOnly, TokenDef::ExactOnly]);
+    let meta = VocabMetadata {
+        token_names: vec![
+            (TokenId(first_special), "<|a|>".to_string()),
+            (TokenId(first_special + 1), "<|b|>".to_string()),
+        ],
+        ..VocabMetadata::default()
+    };
+    Vocab::with_metadata(tokens, meta).expect("valid vocabulary")
 }
 
 fn limits() -> Limits {
