@@ -30,7 +30,13 @@ struct ExactClass {
     terminals: Vec<TerminalId>,
     /// Ascending token ids.
     tokens: Vec<u32>,
+    /// The same as a mask, for large classes (a negation names most of the
+    /// vocabulary: word-wide OR instead of 100k single bits per mask).
+    bits: Option<BitSet>,
 }
+
+/// Classes larger than this also keep their tokens as a mask.
+const DENSE_CLASS: usize = 256;
 
 const NO_CLASS: u32 = u32::MAX;
 
@@ -91,6 +97,13 @@ impl ExactTokenMap {
                 classes[c as usize].tokens.push(id as u32);
             }
         }
+        for class in classes.iter_mut().filter(|c| c.tokens.len() > DENSE_CLASS) {
+            let mut bits = BitSet::new(vocab.len());
+            class.tokens.iter().for_each(|&t| {
+                bits.insert(t as usize);
+            });
+            class.bits = Some(bits);
+        }
         Ok(ExactTokenMap { class_of, classes })
     }
 
@@ -99,10 +112,6 @@ impl ExactTokenMap {
             Some(&c) if c != NO_CLASS => &self.classes[c as usize].terminals,
             _ => &[],
         }
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.classes.is_empty()
     }
 }
 
@@ -117,7 +126,7 @@ fn refine(class_of: &mut [u32], classes: &mut Vec<ExactClass>, ids: &[u32], t: T
             if !terminals.contains(&t) {
                 terminals.push(t);
             }
-            classes.push(ExactClass { terminals, tokens: Vec::new() });
+            classes.push(ExactClass { terminals, tokens: Vec::new(), bits: None });
             (classes.len() - 1) as u32
         });
         class_of[id as usize] = new;
@@ -128,14 +137,23 @@ fn refine(class_of: &mut [u32], classes: &mut Vec<ExactClass>, ids: &[u32], t: T
 /// commit decides a whole class.
 pub fn add_exact_tokens(parser: Parser<'_>, gss: &mut Gss, heads: &[Head], exact: &ExactTokenMap, out: &mut TokenMask) {
     for class in &exact.classes {
-        if class.tokens.is_empty() || class.tokens.iter().all(|&id| out.contains(id as usize)) {
+        let covered = match &class.bits {
+            Some(bits) => bits.words().iter().zip(out.words()).all(|(c, o)| c & !o == 0),
+            None => class.tokens.iter().all(|&id| out.contains(id as usize)),
+        };
+        if class.tokens.is_empty() || covered {
             continue;
         }
         let cp = gss.checkpoint();
         let after = parser.step_exact(gss, heads, &class.terminals);
         if after.iter().any(|&h| parser.live(gss, h)) {
-            for &id in &class.tokens {
-                out.insert(id as usize);
+            match &class.bits {
+                Some(bits) => {
+                    out.union_with(bits);
+                }
+                None => class.tokens.iter().for_each(|&id| {
+                    out.insert(id as usize);
+                }),
             }
         }
         gss.truncate(cp);
