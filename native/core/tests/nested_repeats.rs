@@ -157,3 +157,18 @@ fn generated_nests_compile_or_hit_a_limit() {
     }
     eprintln!("slowest nest: {:?} for {}", worst.0, worst.1);
 }
+
+/// The slowest nests of `bench/nested_repeats.py` before the subset
+/// construction's budget was cut to what a second buys: each stops at
+/// `max_terminal_dfa_states` (their minimal DFAs count to ~40,000 units).
+#[test]
+fn counting_regex_nests_stop_at_the_terminal_dfa_budget() {
+    for pattern in [
+        "((((((((a|bc)){782,797}){2,}){0,}){2,849}){0,717}){930,1000}){0,101}",
+        "(((((a|bc)){956,1000}){0,}){2,2}){316,}",
+    ] {
+        let g = glrmask_core::frontend::regex::regex_grammar(pattern).unwrap();
+        let err = CompiledGrammar::compile(g, &CompileLimits::default()).unwrap_err();
+        assert!(err.to_string().contains("max_terminal_dfa_states"), "{pattern}: {err}");
+    }
+}

@@ -170,3 +170,68 @@ proptest! {
         }
     }
 }
+
+fn arb_unicode_class() -> impl Strategy<Value = String> {
+    prop::sample::select(vec![
+        r"\p{L}",
+        r"\p{Greek}",
+        r"\p{Han}",
+        r"\w",
+        r"\d",
+        r"[α-ωa-c]",
+        r"[^a]",
+        r"[\u{80}-\u{7FF}\u{10000}-\u{10FFFF}]",
+        r"[^\p{L}\d]",
+        r"\p{Emoji}",
+        r".",
+    ])
+    .prop_map(str::to_string)
+}
+
+/// Characters from every UTF-8 length, and bytes no UTF-8 string has.
+fn arb_text() -> impl Strategy<Value = Vec<u8>> {
+    let piece = prop_oneof![
+        prop::sample::select(vec![
+            'a',
+            'b',
+            '1',
+            '_',
+            ' ',
+            'é',
+            'α',
+            'ω',
+            'Ж',
+            '中',
+            '日',
+            '😀',
+            '𝔸',
+            '\u{7FF}',
+            '\u{FFFF}',
+            '\u{10FFFF}'
+        ])
+        .prop_map(|c| c.to_string().into_bytes()),
+        any::<char>().prop_map(|c| c.to_string().into_bytes()),
+        prop::sample::select(vec![0x80u8, 0xC0, 0xE0, 0xF0, 0xFF]).prop_map(|b| vec![b]),
+    ];
+    prop::collection::vec(piece, 0..4).prop_map(|v| v.concat())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+
+    /// Unicode classes (built as UTF-8 prefix tries) match exactly the
+    /// reference's characters, alone, counted and concatenated.
+    #[test]
+    fn unicode_classes_match_the_reference(
+        a in arb_unicode_class(),
+        b in arb_unicode_class(),
+        texts in prop::collection::vec(arb_text(), 48),
+    ) {
+        let pattern = format!("({a}){{0,2}}({b}|x)+");
+        let reference = regex::bytes::Regex::new(&format!("^(?:{pattern})$")).unwrap();
+        let m = regex(&pattern);
+        for s in &texts {
+            prop_assert_eq!(m.accepts(s), reference.is_match(s), "{} on {:?}", pattern, s);
+        }
+    }
+}

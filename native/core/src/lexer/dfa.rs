@@ -6,6 +6,8 @@
 //! longest-match exclusions track (DESIGN §3): two exclusion states are equal
 //! exactly when the terminal's futures are equal.
 
+use std::rc::Rc;
+
 use rustc_hash::FxHashMap;
 
 use super::nfa::{Fragment, Nfa, NfaState};
@@ -398,6 +400,11 @@ fn live_states(num_classes: usize, trans: &[u32], accept: &[bool]) -> Vec<bool> 
     live
 }
 
+/// Closure visits and stored NFA states a subset construction may spend per
+/// allowed DFA state.
+const WORK_PER_STATE: usize = 512;
+const STORED_PER_STATE: usize = 64;
+
 /// Subset construction. DFA states are sorted sets of NFA `Bytes`/`Match` states.
 fn determinize(nfa: &Nfa, start: u32, max_states: usize) -> Result<TermDfa> {
     // Byte classes from all range boundaries.
@@ -421,12 +428,14 @@ fn determinize(nfa: &Nfa, start: u32, max_states: usize) -> Result<TermDfa> {
     let num_classes = class as usize + 1;
 
     let mut closure_scratch = Closure::new(nfa.states.len());
-    let mut ids: FxHashMap<Vec<u32>, u32> = FxHashMap::default();
-    let mut sets: Vec<Vec<u32>> = Vec::new();
+    // Each set is stored once, shared by the table and the map.
+    let mut ids: FxHashMap<Rc<[u32]>, u32> = FxHashMap::default();
+    let mut sets: Vec<Rc<[u32]>> = Vec::new();
     // Dead state first.
-    ids.insert(Vec::new(), 0);
-    sets.push(Vec::new());
-    let start_set = closure_scratch.closure(nfa, std::iter::once(start));
+    let dead: Rc<[u32]> = Rc::from(Vec::new());
+    ids.insert(dead.clone(), 0);
+    sets.push(dead);
+    let start_set: Rc<[u32]> = Rc::from(closure_scratch.closure(nfa, std::iter::once(start)));
     let start_id = if start_set.is_empty() {
         0
     } else {
@@ -440,18 +449,21 @@ fn determinize(nfa: &Nfa, start: u32, max_states: usize) -> Result<TermDfa> {
     // Work and memory grow with the sizes of the NFA-state sets, not only
     // their number: `((ab){121,785}){1,287}` has huge ε-closures and would
     // fill gigabytes long before `max_states` sets. Both are bounded in
-    // proportion to `max_states` (NFA states visited by closures; stored).
-    let (max_work, max_stored) = (max_states.saturating_mul(4096), max_states.saturating_mul(256));
+    // proportion to `max_states` (NFA states visited by closures; stored),
+    // at the default about 3 s of closures and 50 MB of sets on this
+    // machine's cores (a visit costs ~35 ns with its sort and hash).
+    let (max_work, max_stored) =
+        (max_states.saturating_mul(WORK_PER_STATE), max_states.saturating_mul(STORED_PER_STATE));
     let (mut work, mut stored) = (0usize, 0usize);
     let mut i = 0;
     while i < sets.len() {
-        let set = sets[i].clone();
+        let set = Rc::clone(&sets[i]);
         i += 1;
         accept.push(set.iter().any(|&s| matches!(nfa.states[s as usize], NfaState::Match)));
         for bucket in buckets.iter_mut() {
             bucket.clear();
         }
-        for &s in &set {
+        for &s in set.iter() {
             if let NfaState::Bytes(ranges) = &nfa.states[s as usize] {
                 for &(a, b, t) in ranges {
                     for bucket in &mut buckets[classes[a as usize] as usize..=classes[b as usize] as usize] {
@@ -467,15 +479,20 @@ fn determinize(nfa: &Nfa, start: u32, max_states: usize) -> Result<TermDfa> {
             }
             let target = closure_scratch.closure(nfa, bucket.iter().copied());
             work += target.len();
-            let len = sets.len() as u32;
-            let id = *ids.entry(target.clone()).or_insert_with(|| {
-                stored += target.len();
-                sets.push(target);
-                len
-            });
+            let id = match ids.get(target.as_slice()) {
+                Some(&id) => id,
+                None => {
+                    let id = sets.len() as u32;
+                    stored += target.len();
+                    let target: Rc<[u32]> = Rc::from(target);
+                    ids.insert(target.clone(), id);
+                    sets.push(target);
+                    id
+                }
+            };
             if sets.len() > max_states || work > max_work || stored > max_stored {
                 // Reported against the state bound, which scales the other two.
-                let reached = sets.len().max(work / 4096).max(stored / 256).max(max_states + 1);
+                let reached = sets.len().max(work / WORK_PER_STATE).max(stored / STORED_PER_STATE).max(max_states + 1);
                 return Err(Error::limit("max_terminal_dfa_states", reached, max_states));
             }
             trans.push(id);
