@@ -3,21 +3,8 @@
 
 mod frontend_util;
 
-use frontend_util::Matcher;
+use frontend_util::{lark, Matcher};
 use glrmask_core::frontend::{parse_lark, parse_lark_with, LarkOptions};
-
-fn lark(text: &str) -> Matcher {
-    Matcher::new(parse_lark(text).unwrap_or_else(|e| panic!("{e}"))).unwrap_or_else(|e| panic!("{e}"))
-}
-
-fn check(m: &Matcher, yes: &[&str], no: &[&str]) {
-    for s in yes {
-        assert!(m.accepts(s.as_bytes()), "should accept {s:?}");
-    }
-    for s in no {
-        assert!(!m.accepts(s.as_bytes()), "should reject {s:?}");
-    }
-}
 
 fn error_code(text: &str) -> &'static str {
     match parse_lark(text) {
@@ -44,7 +31,7 @@ NAME: /[a-z]+/
 %ignore " "
 "#,
     );
-    check(&m, &["hello bob", "HeLLo bob, al!", "hi x!"], &["hello", "hello bob,", "hey bob", "hello Bob"]);
+    m.check(&["hello bob", "HeLLo bob, al!", "hi x!"], &["hello", "hello bob,", "hey bob", "hello Bob"]);
 }
 
 #[test]
@@ -56,7 +43,7 @@ SIGN: "+" | "-"
 DIGIT: "0".."9"
 "#,
     );
-    check(&m, &["12", "-123", "+12xx"], &["1", "1234", "12x", "12xxx", "a1"]);
+    m.check(&["12", "-123", "+12xx"], &["1", "1234", "12x", "12xxx", "a1"]);
 }
 
 #[test]
@@ -73,7 +60,7 @@ _atom: NUMBER | "(" sum ")"
 %ignore WS_INLINE
 "#,
     );
-    check(&m, &["1+2*3", "(1 + 2) * 3.5", "1e3"], &["1+", "(1", "unused", ""]);
+    m.check(&["1+2*3", "(1 + 2) * 3.5", "1e3"], &["1+", "(1", "unused", ""]);
 }
 
 #[test]
@@ -86,8 +73,7 @@ start: (ESCAPED_STRING | SIGNED_NUMBER | CNAME | HEXDIGIT)*
 %ignore WS
 "#,
     );
-    check(
-        &m,
+    m.check(
         &[r#""a" "b""#, r#""es\"caped""#, r#""\\""#, "-1.5e3 +7 .5", "_x1 abc", r#""a\\" x"#],
         &[r#""a"#, r#""a\""#, "\"line\nbreak\"", "+-1", "-"],
     );
@@ -127,7 +113,7 @@ start: "x"+
 %ignore WS
 "#,
     );
-    check(&m, &["x /* a */ x /* b */", "x/**/x", "x /* * / */"], &["x /* a */ y /* b */", "x /* a"]);
+    m.check(&["x /* a */ x /* b */", "x/**/x", "x /* * / */"], &["x /* a */ y /* b */", "x /* a"]);
 }
 
 #[test]
@@ -144,7 +130,7 @@ atom: NUMBER | ESCAPED_STRING
 %ignore WS
 "#,
     );
-    check(&m, &[r#"[1, "a", 2]"#, r#"{"a": 2, "b": 6}"#], &["[1,]", "{1}", "[]"]);
+    m.check(&[r#"[1, "a", 2]"#, r#"{"a": 2, "b": 6}"#], &["[1,]", "{1}", "[]"]);
     // A template used with different arguments, and nested.
     let m = lark(
         r#"
@@ -152,7 +138,7 @@ start: pair{"a", pair{"b", "c"}}
 pair{x, y}: x y | "(" pair{y, x} ")"
 "#,
     );
-    check(&m, &["abc", "a(cb)", "(bca)", "((cb)a)"], &["ab", "acb", "(b(ca))"]);
+    m.check(&["abc", "a(cb)", "(bca)", "((cb)a)"], &["ab", "acb", "(b(ca))"]);
 }
 
 #[test]
@@ -160,39 +146,39 @@ fn priorities_break_exact_ties_only() {
     // Without priorities "if" may be IF or NAME; with NAME.-1, never NAME.
     let text = |p: &str| format!("start: IF NAME | NAME NAME\nIF: \"if\"\nNAME{p}: /[a-z]+/\n%ignore \" \"");
     let m = lark(&text(""));
-    check(&m, &["if x", "if if", "x y"], &["if"]);
+    m.check(&["if x", "if if", "x y"], &["if"]);
     let m = lark(&text(".-1"));
-    check(&m, &["if x", "x y"], &["if if", "x if"]);
+    m.check(&["if x", "x y"], &["if if", "x if"]);
     // A longer match of a lower-priority terminal is still possible.
     let m = lark("start: A | B\nA.2: \"a\"\nB: \"ab\"");
-    check(&m, &["a", "ab"], &["abb"]);
+    m.check(&["a", "ab"], &["abb"]);
     // The example of the module docs: `a` is A only; `aa` is B or A A.
     let m = lark("start: A | A A | B \"!\"\nA.2: \"a\"\nB: /a+/");
-    check(&m, &["a", "aa", "aa!"], &["aaa", "a!"]);
+    m.check(&["a", "aa", "aa!"], &["aaa", "a!"]);
     let m = lark("start: B | A \"!\"\nA.2: \"a\"\nB: /a+/");
-    check(&m, &["aa", "a!"], &["a", "aa!"]);
+    m.check(&["aa", "a!"], &["a", "aa!"]);
     // Unreachable terminals are not in the grammar, so they shadow nothing.
     let m = lark("start: B\nA.2: \"a\"\nB: /a+/\nunused: A");
-    check(&m, &["a", "aa"], &[]);
+    m.check(&["a", "aa"], &[]);
 }
 
 /// Documented differences from Lark's LALR parser (module docs of `lark`).
 #[test]
 fn keyword_and_identifier_lexings() {
     let m = lark("start: \"if\" \"x\" | NAME \"y\"\nNAME: /[a-z]+/\n%ignore \" \"");
-    check(&m, &["if x", "if y", "ab y"], &["ab x"]);
+    m.check(&["if x", "if y", "ab y"], &["ab x"]);
     let m = lark("start: IF NAME\nIF: \"if\"\nNAME: /[a-z]+/\n%ignore \" \"");
-    check(&m, &["if x", "iff"], &["if", "ifx y"]);
+    m.check(&["if x", "iff"], &["if", "ifx y"]);
 }
 
 #[test]
 fn per_terminal_longest_match() {
     // DESIGN §3: A takes every `a` it can, so `aa` is not A B.
     let m = lark("start: A B\nA: /a+/\nB: \"a\"");
-    check(&m, &[], &["aa", "aaa", "a"]);
+    m.check(&[], &["aa", "aaa", "a"]);
     // seed 003: STEM SUFFIX with STEM = list | listen.
     let m = lark("start: STEM SUFFIX\nSTEM: \"list\" | \"listen\"\nSUFFIX: \"ed\"");
-    check(&m, &["listed", "listened"], &["listen", "listeded"]);
+    m.check(&["listed", "listened"], &["listen", "listeded"]);
 }
 
 #[test]
@@ -207,16 +193,16 @@ start: NUMBER+
 "#,
     );
     // One digit per NUMBER now: "12" is two of them, "1.5" is nothing.
-    check(&m, &["1 2 3", "12"], &["1.5"]);
+    m.check(&["1 2 3", "12"], &["1.5"]);
     let m = lark("start: a\na: \"x\"\n%extend a: \"y\"");
-    check(&m, &["x", "y"], &["z"]);
+    m.check(&["x", "y"], &["z"]);
     // Lark's documentation example: extend an imported terminal.
     let m = lark("start: NUMBER\n%import common.NUMBER\n%extend NUMBER: /0x[0-9a-f]+/");
-    check(&m, &["12", "1.5", "0x1f"], &["0x", "x1"]);
+    m.check(&["12", "1.5", "0x1f"], &["0x", "x1"]);
     // Declared but unused: fine. Declared and used: an extern token slot,
     // which must be bound (`bind_tokens`, tests/token_atoms.rs) to compile.
     let m = lark("start: \"x\"\nnever: _INDENT\n%declare _INDENT");
-    check(&m, &["x"], &[]);
+    m.check(&["x"], &[]);
     assert_eq!(error_code("start: \"x\" _INDENT\n%declare _INDENT"), "unbound_slot");
     assert_eq!(error_code("start: \"x\" indent\n%declare indent"), "declared_only");
 }
@@ -227,7 +213,7 @@ fn start_option_and_unreachable_terminals() {
     // NAME's trailing look-ahead is unsupported, but it is unused from `number`.
     let opts = LarkOptions { start: "number", ..Default::default() };
     let m = Matcher::new(parse_lark_with(text, &opts).unwrap()).unwrap();
-    check(&m, &["42"], &["x"]);
+    m.check(&["42"], &["x"]);
     assert_eq!(error_code(text), "unsupported_lookaround");
 }
 
@@ -243,7 +229,7 @@ fn relative_imports_through_a_resolver() {
     )
     .unwrap();
     let m = Matcher::new(g).unwrap();
-    check(&m, &["ab", "ab;ba;a"], &["ab;", "c"]);
+    m.check(&["ab", "ab;ba;a"], &["ab;", "c"]);
 }
 
 #[test]
@@ -282,10 +268,10 @@ fn errors_name_line_and_column() {
 fn multi_line_rules_and_comments() {
     let m =
         lark("start: \"a\"   // comment\n     | \"b\"  # another\n\n     // between\n     | \"c\" \\\n       \"d\"\n");
-    check(&m, &["a", "b", "cd"], &["c", "d"]);
+    m.check(&["a", "b", "cd"], &["c", "d"]);
     // Windows line endings and tabs.
     let m = lark("start: x\r\n\t| \"b\"\r\nx: \"a\"\t// c\r\n");
-    check(&m, &["a", "b"], &["ab"]);
+    m.check(&["a", "b"], &["ab"]);
 }
 
 #[test]
@@ -298,10 +284,10 @@ REGEXP: /\/(?!\/)(\\\/|\\\\|[^\/])*?\/[imslux]*/
             .replace('\'', "\"")
             .as_str(),
     );
-    check(&m, &["/a/", "/a\\/b/i", "/a/ /b/", "/\\\\/"], &["//", "/a", "/a/b/"]);
+    m.check(&["/a/", "/a\\/b/i", "/a/ /b/", "/\\\\/"], &["//", "/a", "/a/b/"]);
     // A lazy quantifier at the end of a terminal takes its minimum.
     let m = lark("start: A+\nA: /ab+?/");
-    check(&m, &["ab", "abab"], &["abb"]);
+    m.check(&["ab", "abab"], &["abb"]);
 }
 
 mod robustness {
@@ -421,8 +407,7 @@ fn vllm_docs_sql_example() {
 ?identifier: /[a-zA-Z_][a-zA-Z0-9_]*/
 "#,
     );
-    check(
-        &m,
+    m.check(
         &["SELECT col1,col2 FROM table", "SELECT a FROM b"],
         &["SELECT  a FROM b", "SELECT a FROM", "select a FROM b"],
     );

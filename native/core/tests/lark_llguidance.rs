@@ -6,21 +6,8 @@
 
 mod frontend_util;
 
-use frontend_util::Matcher;
+use frontend_util::{lark, Matcher};
 use glrmask_core::frontend::parse_lark;
-
-fn lark(text: &str) -> Matcher {
-    Matcher::new(parse_lark(text).unwrap_or_else(|e| panic!("{e}"))).unwrap_or_else(|e| panic!("{e}"))
-}
-
-fn check(m: &Matcher, yes: &[&str], no: &[&str]) {
-    for s in yes {
-        assert!(m.accepts(s.as_bytes()), "should accept {s:?}");
-    }
-    for s in no {
-        assert!(!m.accepts(s.as_bytes()), "should reject {s:?}");
-    }
-}
 
 /// The error of a grammar that fails to parse or compile: code, and `line:col` in its rendering.
 fn error(text: &str) -> (&'static str, String) {
@@ -34,10 +21,10 @@ fn error(text: &str) -> (&'static str, String) {
 #[test]
 fn hyphenated_names_keep_the_alias_arrow() {
     let m = lark("start: function-call+\nfunction-call: \"f(\" ARG-NAME \")\" -> call\nARG-NAME: /[a-z]+/\n");
-    check(&m, &["f(x)", "f(ab)f(c)"], &["f()", "f(x"]);
+    m.check(&["f(x)", "f(ab)f(c)"], &["f()", "f(x"]);
     // `a -> b` is still an alias, `a - b` is not a name.
     let m = lark("start: a-b -> c\na-b: \"x\"\n");
-    check(&m, &["x"], &["y"]);
+    m.check(&["x"], &["y"]);
     assert_eq!(error("start: a - b\na: \"x\"\nb: \"y\"").0, "syntax_error");
 }
 
@@ -45,25 +32,25 @@ fn hyphenated_names_keep_the_alias_arrow() {
 fn a_regex_matching_empty_is_an_optional_token() {
     // llguidance's reading; Lark itself refuses zero-width terminals.
     let m = lark("start: \"a\" ws \"b\"\nws: /[ \\t]?/\n");
-    check(&m, &["ab", "a b", "a\tb"], &["a  b", "a"]);
+    m.check(&["ab", "a b", "a\tb"], &["a  b", "a"]);
     let m = lark("start: \"a\" WS \"b\"\nWS: /[ ]*/\n");
-    check(&m, &["ab", "a   b"], &["a\tb"]);
+    m.check(&["ab", "a   b"], &["a\tb"]);
     let m = lark("start: \"[\" /[0-9]*/ \"]\"\n");
-    check(&m, &["[]", "[12]"], &["[a]"]);
+    m.check(&["[]", "[12]"], &["[a]"]);
     // Per-terminal longest match is kept: `WS` takes every space it can.
     let m = lark("start: \"a\" WS \" \"? \"b\"\nWS: / */\n");
-    check(&m, &["ab", "a b", "a    b"], &[]);
+    m.check(&["ab", "a b", "a    b"], &[]);
     // An ignored pattern that matches ε skips its non-empty matches.
     let m = lark("start: \"a\" \"b\"\n%ignore /[ ]*/\n");
-    check(&m, &["ab", " a  b "], &["a\tb"]);
+    m.check(&["ab", " a  b "], &["a\tb"]);
 }
 
 #[test]
 fn llguidance_header_options() {
     let m = lark("%llguidance {}\nstart: \"a\"\n");
-    check(&m, &["a"], &["b"]);
+    m.check(&["a"], &["b"]);
     let m = lark("%llguidance { \"no_forcing\": true, \"allow_initial_skip\": true }\n%llguidance {}\nstart: \"a\"\n");
-    check(&m, &["a"], &[]);
+    m.check(&["a"], &[]);
     let (code, shown) = error("%llguidance { \"allow_invalid_utf8\": true }\nstart: \"a\"");
     assert_eq!(code, "unsupported_feature");
     assert!(shown.contains("allow_invalid_utf8") && shown.contains("1:13"), "{shown}");
@@ -93,8 +80,7 @@ fun_call: %json {
 }
 "#,
     );
-    check(
-        &m,
+    m.check(
         &[
             "There is no function I can call",
             r#"{"name":"get_weather", "parameters": {"city":"Seattle"}}"#,
@@ -106,7 +92,7 @@ fun_call: %json {
     let m = lark(
         "start: %json {\"type\": \"integer\"} \"|\" %json {\"type\": \"array\", \"items\": {\"type\": \"boolean\"}, \"x-guidance\": {\"whitespace_flexible\": false, \"item_separator\": \", \"}}\n",
     );
-    check(&m, &["1|[]", "-2|[true, false]"], &["1|[true,false]", "1.5|[]", "1| []"]);
+    m.check(&["1|[]", "-2|[true, false]"], &["1|[true,false]", "1.5|[]", "1| []"]);
 }
 
 #[test]
@@ -130,12 +116,12 @@ fn inline_json_errors_point_at_the_schema() {
 fn structured_substring_regexes() {
     // llguidance's docs/syntax.md examples.
     let m = lark("start: %regex {\"substring_chunks\": [\"abc\", \"de\", \"fg\"]}\n");
-    check(&m, &["", "abc", "de", "abcde", "defg", "abcdefg", "fg"], &["ab", "cde", "abcfg", "abcdefgabc"]);
+    m.check(&["", "abc", "de", "abcde", "defg", "abcdefg", "fg"], &["ab", "cde", "abcfg", "abcdefgabc"]);
     let m = lark("start: \"<\" %regex {\"substring_words\": \"foo bar. baz\"} \">\"\n");
-    check(&m, &["<>", "<bar. baz>", "<foo bar>", "<.>", "< baz>"], &["<oo>", "<ar>", "<foo  bar>"]);
+    m.check(&["<>", "<bar. baz>", "<foo bar>", "<.>", "< baz>"], &["<oo>", "<ar>", "<foo  bar>"]);
     // Inside a terminal too.
     let m = lark("start: A+\nA: \"[\" %regex {\"substring_chars\": \"xyz\"} \"]\"\n");
-    check(&m, &["[]", "[yz][x]", "[xyz]"], &["[xz]", "[zy]"]);
+    m.check(&["[]", "[yz][x]", "[xyz]"], &["[xz]", "[zy]"]);
     let too_many = format!("start: %regex {{\"substring_chars\": \"{}\"}}", "a".repeat(1001));
     assert_eq!(error(&too_many).0, "unsupported_feature");
 }

@@ -36,11 +36,27 @@ impl Matcher {
         s.commit_bytes(input).is_ok() && s.is_accepting()
     }
 
+    /// Assert each of `yes` is a member and none of `no` is.
+    pub fn check(&self, yes: &[&str], no: &[&str]) {
+        for s in yes {
+            assert!(self.accepts(s.as_bytes()), "should accept {s:?}");
+        }
+        for s in no {
+            assert!(!self.accepts(s.as_bytes()), "should reject {s:?}");
+        }
+    }
+
     /// Is `input` a prefix of some member?
     pub fn viable(&self, input: &[u8]) -> bool {
         let mut s = self.constraint.start();
         s.commit_bytes(input).is_ok()
     }
+}
+
+/// A Lark grammar's matcher; panics with the error's rendering.
+pub fn lark(text: &str) -> Matcher {
+    let grammar = glrmask_core::frontend::parse_lark(text).unwrap_or_else(|e| panic!("{e}"));
+    Matcher::new(grammar).unwrap_or_else(|e| panic!("{e}"))
 }
 
 /// `/work/shared/data/conformance` (or `$GLRMASK_CONFORMANCE`), if present.
