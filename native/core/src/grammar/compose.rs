@@ -165,6 +165,17 @@ fn combine(parts: &[&Grammar], what: &str, join: impl FnOnce(Vec<Expr>) -> Expr)
     Ok(merger.finish(what, join(starts)))
 }
 
+/// `name`, or `name'2`, `name'3`, ... : the first that is not `taken`.
+pub(crate) fn fresh_name(name: &str, taken: impl Fn(&str) -> bool) -> String {
+    let mut candidate = name.to_string();
+    let mut n = 1;
+    while taken(&candidate) {
+        n += 1;
+        candidate = format!("{name}'{n}");
+    }
+    candidate
+}
+
 #[derive(Default)]
 struct Merger {
     text: String,
@@ -204,12 +215,7 @@ impl Merger {
     }
 
     fn unique_name(&mut self, name: &str) -> String {
-        let mut candidate = name.to_string();
-        let mut n = 1;
-        while self.rule_names.contains_key(&candidate) {
-            n += 1;
-            candidate = format!("{name}'{n}");
-        }
+        let candidate = fresh_name(name, |c| self.rule_names.contains_key(c));
         self.rule_names.insert(candidate.clone(), ());
         candidate
     }

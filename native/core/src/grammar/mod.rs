@@ -385,10 +385,7 @@ impl GrammarBuilder {
             .collect();
         let base = self.rules.len();
         for r in &g.rules {
-            let mut name = format!("{prefix}{}", r.name);
-            while self.rule_names.contains_key(&name) {
-                name.push('\'');
-            }
+            let name = compose::fresh_name(&format!("{prefix}{}", r.name), |c| self.rule_names.contains_key(c));
             self.rule_names.insert(name.clone(), RuleId::from_usize(self.rules.len()));
             self.rules.push((name, Some((compose::remap(&r.body, &terminal_map, base), span)), span));
         }
