@@ -414,9 +414,8 @@ def choice(tokenizer: Any, choices: Sequence[str], **compile_options: Any) -> gl
 # Tool calls.
 
 # Tool-call JSON looks like what models are trained on (`{"name": "f", "arguments": {"a": 1}}`):
-# compact, with the spaces json.dumps puts after separators. Free whitespace cannot be composed
-# into a tagged grammar (the core refuses parts with ignored terminals) and would let a weak model
-# pad its output.
+# compact, with the spaces json.dumps puts after separators. Free whitespace would let a weak
+# model pad its output.
 _TOOL_JSON = {"whitespace": "compact", "separators": (", ", ": ")}
 
 

@@ -12,7 +12,7 @@ string (less leading `}`/whitespace, which JSON content itself ends with), and f
 before it.
 
 JSON inside tags is compact with `", "` and `": "` separators (the layout the tool-call templates show the
-model): a grammar with ignored terminals (flexible whitespace) cannot be composed with others.
+model; free whitespace would let a weak model pad its output).
 
 Not supported (a clear error, never a silent pass-through): `exclude_token`, `any_tokens`, `dispatch`,
 `token_dispatch`, `qwen_xml_parameter`, and `json_schema` with a `style` other than `"json"`.

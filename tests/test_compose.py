@@ -100,8 +100,8 @@ def test_token_atom_and_errors():
     assert state.mask().tolist() == [False, True, False]
     state.commit_token(1)
     assert state.mask().tolist() == [True, False, False]
-    with pytest.raises(glrmask.GrammarError, match="ignored terminal"):
-        Grammar.sequence([Grammar.literal("a"), Grammar.from_json_schema({"type": "integer"}, whitespace="flexible")])
+    with pytest.raises(glrmask.GrammarError, match="priorit"):
+        Grammar.sequence([Grammar.literal("a"), Grammar.from_lark('start: A\nA.2: "b"')])
     with pytest.raises(glrmask.GrammarError):
         Grammar.alternatives([])
     with pytest.raises(glrmask.GrammarError):
@@ -238,3 +238,52 @@ def test_literal_with_tokens_allows_the_models_own_tag_token(tmp_path):
     assert accepts(constraint, b"<tool_call>\na</tool_call>")  # spelled out, too
     # Text without markers is a plain literal; an unknown marker stays text.
     assert str(glrmask.literal_with_tokens("<none>x", vocab)) == str(Grammar.literal("<none>x"))
+
+
+def test_each_parts_ignores_stay_in_that_part():
+    vocab = glrmask.Vocab.from_dict({bytes([b]): b - 32 for b in range(32, 127)})
+    flexible = Grammar.from_json_schema({"type": "array", "items": {"type": "integer"}}, whitespace="flexible")
+    constraint = Grammar.sequence([Grammar.literal("a"), flexible, Grammar.literal("b")]).compile(vocab)
+    for ok in [b"a[1]b", b"a [ 1 , 2 ] b", b"a[1] b"]:
+        assert accepts(constraint, ok), ok
+    for bad in [b" a[1]b", b"a[1]b ", b"a[1 2]b"]:
+        assert not accepts(constraint, bad), bad
+
+
+PARENT = """
+glrm 1;
+start document;
+extern grammar payload;
+nt document = "{" payload "}";
+"""
+
+
+def test_seed_bind_source_children():
+    """Seed 004, "Bind source children": `parent.bind("payload", source_child).compile(vocab)`."""
+    vocab = glrmask.Vocab.from_dict({bytes([b]): b - 32 for b in range(32, 127)})
+    parent = Grammar.from_glrm(PARENT)
+    assert parent.extern_grammars == ["payload"]
+    payload_schema = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}
+    source_child = Grammar.from_json_schema(payload_schema)
+    bound = parent.bind("payload", source_child)
+    assert bound.extern_grammars == []
+    constraint = bound.compile(vocab)
+    assert accepts(constraint, b'{{"n":1}}')
+    assert not accepts(constraint, b'{{"n":"x"}}')
+    state = constraint.start()
+    state.commit_bytes(b'{{"n":12}')
+    assert_oracle(state)
+    # The same child written inline in the parent.
+    inline = Grammar.from_glrm(
+        PARENT.replace("extern grammar payload;", 'g payload = { start v; t D = /[0-9]+/; nt v = "<" D ">"; };')
+    )
+    assert accepts(inline.compile(vocab), b"{<12>}")
+    with pytest.raises(glrmask.GrammarError, match="extern grammar `payload` is not bound") as e:
+        parent.compile(vocab)
+    assert e.value.code == "unbound_slot" and e.value.line == 4
+    with pytest.raises(glrmask.GrammarError, match="slots: payload"):
+        parent.bind("body", source_child)
+    with pytest.raises(TypeError, match="compiled Constraint"):
+        parent.bind("payload", source_child.compile(vocab))
+    with pytest.raises(TypeError):
+        parent.bind("payload", 3)

@@ -45,10 +45,10 @@ impl CompiledGrammar {
     pub fn compile(mut grammar: Grammar, limits: &CompileLimits) -> Result<CompiledGrammar> {
         let mut timings = CompileTimings::default();
         let t = Instant::now();
+        check_slots_bound(&grammar)?;
         crate::grammar::simplify::simplify_repeats(&mut grammar);
         let normal = normalize(&grammar, &limits.normal)?;
         check_ignored_unused(&grammar, &normal)?;
-        check_slots_bound(&grammar)?;
         timings.normalize_us = t.elapsed().as_micros() as u64;
 
         let t = Instant::now();
@@ -89,6 +89,16 @@ impl CompiledGrammar {
 }
 
 fn check_slots_bound(grammar: &Grammar) -> Result<()> {
+    if let Some(rule) = grammar.rules.iter().find(|r| r.slot) {
+        return Err(Error::grammar(
+            "unbound_slot",
+            format!(
+                "extern grammar `{}` is not bound; bind it with `grammar.bind(\"{}\", child_grammar)`",
+                rule.name, rule.name
+            ),
+        )
+        .at(&grammar.source, rule.span));
+    }
     for t in &grammar.terminals {
         if t.exact.as_ref().is_some_and(|e| e.slot) {
             return Err(Error::grammar(

@@ -161,20 +161,12 @@ fn composed_glrm_parts_keep_their_lexing() {
 }
 
 #[test]
-fn ignored_terminals_and_priorities_are_refused_when_combined() {
-    let flexible = json_schema_grammar(
-        &serde_json::json!({"type": "integer"}),
-        &JsonSchemaOptions { whitespace: Whitespace::Flexible { max: 4 }, ..Default::default() },
-    )
-    .unwrap()
-    .0;
-    if flexible.terminals.iter().any(|t| t.ignored) {
-        let err = sequence(&[&literal(b"a"), &flexible]).unwrap_err();
-        assert_eq!(err.code(), "compose_ignored");
-        assert!(err.to_string().contains("ignored terminal"), "{err}");
-    }
-    // One part alone is the part itself.
-    assert!(sequence(&[&flexible]).is_ok());
+fn priorities_are_refused_when_combined() {
+    let prioritized = glrmask_core::frontend::parse_lark("start: A\nA.2: \"a\"\n").unwrap();
+    let err = sequence(&[&literal(b"a"), &prioritized]).unwrap_err();
+    assert_eq!(err.code(), "compose_priority");
+    // One part alone is the part itself. (Ignores are scoped: tests/extern_grammar.rs.)
+    assert!(sequence(&[&prioritized]).is_ok());
 }
 
 #[test]

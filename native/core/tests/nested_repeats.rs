@@ -24,7 +24,7 @@ fn grammar(body: Expr) -> Grammar {
     Grammar {
         source: Source::new("<test>", ""),
         terminals: vec![term("a"), term("b")],
-        rules: vec![Rule { name: "root".into(), body, span: Span::default() }],
+        rules: vec![Rule { name: "root".into(), body, span: Span::default(), slot: false }],
         start: RuleId::from_usize(0),
     }
 }

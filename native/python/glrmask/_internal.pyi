@@ -243,9 +243,10 @@ class Grammar:
 
     @staticmethod
     def sequence(parts: list[Grammar]) -> Grammar:
-        """The grammars one after another. Parts with ignored terminals (``%ignore``,
-        flexible JSON whitespace) or terminal priorities cannot be combined with
-        others: ``GrammarError`` (code ``compose_ignored`` / ``compose_priority``)."""
+        """The grammars one after another. Each part's ignored terminals (``%ignore``)
+        apply within that part only (before, between and after its lexemes). Parts
+        with terminal priorities cannot be combined with others: ``GrammarError``
+        (code ``compose_priority``)."""
 
     @staticmethod
     def alternatives(parts: list[Grammar]) -> Grammar:
@@ -272,8 +273,15 @@ class Grammar:
     def extern_tokens(self) -> list[str]:
         """Names of the grammar's ``extern token`` slots."""
 
-    def bind(self, name: str, tokens: ExactToken | ExactTokens) -> Grammar:
-        """A new grammar with the ``extern token`` slot ``name`` bound to exact tokens of a vocabulary."""
+    @property
+    def extern_grammars(self) -> list[str]:
+        """Names of the grammar's unbound ``extern grammar`` slots (GLRM ``extern grammar NAME;``,
+        Lark ``%declare rule``)."""
+
+    def bind(self, name: str, value: Grammar | ExactToken | ExactTokens) -> Grammar:
+        """A new grammar with the slot ``name`` bound: an ``extern grammar`` slot to a source
+        ``Grammar`` (its ignores apply within it only; a compiled ``Constraint`` is a
+        ``TypeError``), an ``extern token`` slot to exact tokens of a vocabulary."""
 
     def compile(
         self,
@@ -393,6 +401,17 @@ class ConstraintState:
 
 def default_limits() -> dict[str, int]:
     """Every compile limit (``Grammar.compile(limits=...)``) by name, with its default."""
+
+def mimalloc_purge_delay() -> int:
+    """Diagnostics (unstable): milliseconds mimalloc waits before purging freed memory (-1: never)."""
+
+def mimalloc_purge_decommits() -> bool:
+    """Diagnostics (unstable): whether a purge decommits memory. glrmask sets ``False`` (purge by
+    reset: pages stay committed) unless ``MIMALLOC_PURGE_DECOMMITS`` is set in the environment."""
+
+def collect_allocator(force: bool = False) -> None:
+    """Diagnostics (unstable): return freed memory to the OS now (``force``: also what the purge
+    delay would still keep). Releases the GIL."""
 
 def fill_masks(
     states: list[ConstraintState],

@@ -17,6 +17,8 @@ use rayon::prelude::*;
 
 use glrmask_core as core;
 
+mod allocator;
+
 /// The compiler frees millions of small blocks; with glibc malloc the next
 /// allocation (the first mask) paid for consolidating them (0.2–4 ms,
 /// `native/core/examples/schema_latency.rs`). mimalloc frees in constant time.
@@ -820,9 +822,9 @@ impl Grammar {
         Ok(Grammar::new(guard(py, move || core::grammar::compose::exact_tokens(ids, fingerprint))?))
     }
 
-    /// The grammars one after another. Parts with ignored terminals
-    /// (`%ignore`, flexible JSON whitespace) or terminal priorities cannot be
-    /// combined with others (`GrammarError`).
+    /// The grammars one after another. Each part's ignored terminals
+    /// (`%ignore`) apply within that part only; parts with terminal
+    /// priorities cannot be combined with others (`GrammarError`).
     #[staticmethod]
     fn sequence(py: Python<'_>, parts: Vec<Py<Grammar>>) -> PyResult<Grammar> {
         Grammar::combine(py, &parts, core::grammar::compose::sequence)
@@ -873,12 +875,33 @@ impl Grammar {
         self.ir.named_tokens(&vocab.inner)
     }
 
-    /// A new grammar with the `extern token` slot `name` bound to an exact
-    /// token handle (`vocab.token(id)`) or handles (`vocab.tokens(ids)`). The
-    /// handles' vocabulary must be the one the grammar is compiled with.
-    fn bind(&self, py: Python<'_>, name: String, tokens: &Bound<'_, PyAny>) -> PyResult<Grammar> {
-        let (ids, fingerprint) = exact_handle_ids(tokens)?;
+    /// Names of the grammar's unbound `extern grammar` slots (GLRM
+    /// `extern grammar NAME;`, Lark `%declare rule`).
+    #[getter]
+    fn extern_grammars(&self) -> Vec<String> {
+        self.ir.extern_grammar_slots().into_iter().map(str::to_string).collect()
+    }
+
+    /// A new grammar with a slot bound: an `extern token` slot to an exact
+    /// token handle (`vocab.token(id)`) or handles (`vocab.tokens(ids)`) of
+    /// the vocabulary the grammar is compiled with; an `extern grammar` slot
+    /// to a source `Grammar` (its ignores apply within it only).
+    fn bind(&self, py: Python<'_>, name: String, value: &Bound<'_, PyAny>) -> PyResult<Grammar> {
         let ir = self.ir.clone();
+        if let Ok(child) = value.cast::<Grammar>() {
+            let child = child.borrow();
+            let child_ir = child.ir.clone();
+            let bound = guard(py, move || ir.bind_grammar(&name, &child_ir))?;
+            let mut ignored = self.ignored.clone();
+            ignored.extend(child.ignored.iter().cloned());
+            return Ok(Grammar { ir: Arc::new(bound), compiled: OnceLock::new(), ignored });
+        }
+        if value.is_instance_of::<Constraint>() {
+            return Err(pyo3::exceptions::PyTypeError::new_err(
+                "Grammar.bind takes a source Grammar, not a compiled Constraint (bind before compiling)",
+            ));
+        }
+        let (ids, fingerprint) = exact_handle_ids(value)?;
         let bound = guard(py, move || ir.bind_tokens(&name, ids, fingerprint))?;
         Ok(Grammar { ir: Arc::new(bound), compiled: OnceLock::new(), ignored: self.ignored.clone() })
     }
@@ -1367,7 +1390,7 @@ fn exact_handle_ids(obj: &Bound<'_, PyAny>) -> PyResult<(Vec<u32>, u64)> {
         return Ok((t.ids.clone(), t.fingerprint));
     }
     Err(pyo3::exceptions::PyTypeError::new_err(
-        "bind takes an exact token handle: vocab.token(id) or vocab.tokens(ids) (plain ids carry no vocabulary identity)",
+        "bind takes a Grammar (extern grammar slots) or an exact token handle: vocab.token(id) or vocab.tokens(ids) (plain ids carry no vocabulary identity)",
     ))
 }
 
@@ -1438,6 +1461,10 @@ fn _internal(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<ConstraintState>()?;
     m.add_function(wrap_pyfunction!(default_limits, m)?)?;
     m.add_function(wrap_pyfunction!(fill_masks, m)?)?;
+    m.add_function(wrap_pyfunction!(allocator::mimalloc_purge_delay, m)?)?;
+    m.add_function(wrap_pyfunction!(allocator::mimalloc_purge_decommits, m)?)?;
+    m.add_function(wrap_pyfunction!(allocator::collect_allocator, m)?)?;
+    allocator::apply_policy();
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     warm_numpy(m.py());
     Ok(())

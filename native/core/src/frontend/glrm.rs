@@ -15,8 +15,14 @@
 //! comments. `extern token NAME;` declares a slot for exact model tokens
 //! (special tokens), bound with `Grammar::bind_tokens` before compiling;
 //! token atoms (`<|eot_id|>`, `<[128010]>`, `!<...>`, `@token(128010)`,
-//! [`crate::grammar::token_atom`]) name model tokens in rules directly;
-//! `extern grammar` is reserved.
+//! [`crate::grammar::token_atom`]) name model tokens in rules directly.
+//!
+//! Grammars compose: `extern grammar NAME;` declares a slot for a child
+//! grammar, bound with `Grammar::bind_grammar` (Python `grammar.bind(NAME,
+//! child)`), and `g NAME = { ... };` writes the child inline, its statements
+//! (`start`, `t`, `nt`, `ignore`, `extern`, `g`) in a scope of their own. Either
+//! way the child's ignores apply within the child only (see
+//! [`crate::grammar::compose`]).
 
 use rustc_hash::FxHashMap;
 
@@ -48,12 +54,16 @@ pub fn parse_glrm(text: &str) -> Result<Grammar> {
     lower(&source, file)
 }
 
+#[derive(Default)]
 struct File {
     start: Option<(String, Span)>,
     terminals: Vec<(String, Ast, Span)>,
     rules: Vec<(String, Ast, Span)>,
     ignores: Vec<(Ast, Span)>,
     extern_tokens: Vec<(String, Span)>,
+    extern_grammars: Vec<(String, Span)>,
+    /// `g NAME = { ... };`
+    inline: Vec<(String, File, Span)>,
 }
 
 struct GlrmParser<'a, 'b> {
@@ -100,16 +110,22 @@ impl GlrmParser<'_, '_> {
             ));
         }
         self.end_statement()?;
-        let mut file = File {
-            start: None,
-            terminals: Vec::new(),
-            rules: Vec::new(),
-            ignores: Vec::new(),
-            extern_tokens: Vec::new(),
-        };
+        self.statements(false)
+    }
+
+    /// Statements up to the end of the text, or up to the `}` closing an
+    /// inline grammar (`inline`; the `}` is left to the caller).
+    fn statements(&mut self, inline: bool) -> Result<File> {
+        let mut file = File::default();
         loop {
             self.trivia();
             if self.s.at_end() {
+                if inline {
+                    return Err(self.s.error_here("syntax_error", "expected `}` to close the inline grammar"));
+                }
+                break;
+            }
+            if inline && self.s.peek() == Some('}') {
                 break;
             }
             let stmt_start = self.s.pos;
@@ -145,21 +161,43 @@ impl GlrmParser<'_, '_> {
                 }
                 "extern" => {
                     let (kind, kind_span) = self.name("`token` or `grammar` after `extern`")?;
-                    if kind != "token" {
+                    if kind != "token" && kind != "grammar" {
                         return Err(self.s.error(
                             "unsupported_extern",
-                            format!("`extern {kind}` is not supported yet (only `extern token NAME;`)"),
+                            format!("`extern {kind}`: expected `extern token NAME;` or `extern grammar NAME;`"),
                             Span::new(stmt_start, kind_span.end as usize),
                         ));
                     }
                     let name = self.name("the slot's name")?;
                     self.end_statement()?;
-                    file.extern_tokens.push(name);
+                    if kind == "token" {
+                        file.extern_tokens.push(name);
+                    } else {
+                        file.extern_grammars.push(name);
+                    }
+                }
+                "g" => {
+                    let (name, span) = self.name("the inline grammar's name")?;
+                    self.trivia();
+                    self.s.expect("=", "`=` after the name")?;
+                    self.trivia();
+                    self.s.expect("{", "`{` to open the inline grammar")?;
+                    self.depth += 1;
+                    if self.depth > 100 {
+                        return Err(self
+                            .s
+                            .error_here("nesting_too_deep", "inline grammars are nested more than 100 deep"));
+                    }
+                    let inner = self.statements(true)?;
+                    self.depth -= 1;
+                    self.s.expect("}", "`}` to close the inline grammar")?;
+                    self.end_statement()?;
+                    file.inline.push((name, inner, span));
                 }
                 other => {
                     return Err(self.s.error(
                         "syntax_error",
-                        format!("unknown statement `{other}` (expected `start`, `t`, `nt` or `ignore`)"),
+                        format!("unknown statement `{other}` (expected `start`, `t`, `nt`, `ignore`, `extern` or `g`)"),
                         kw_span,
                     ))
                 }
@@ -277,7 +315,7 @@ fn lower(source: &std::sync::Arc<Source>, file: File) -> Result<Grammar> {
             return Err(b.error("duplicate_terminal", format!("terminal `{name}` is defined more than once"), *span));
         }
     }
-    let rule_names: FxHashMap<&str, Span> = file.rules.iter().map(|(n, _, s)| (n.as_str(), *s)).collect();
+    let mut rule_names: FxHashMap<&str, Span> = file.rules.iter().map(|(n, _, s)| (n.as_str(), *s)).collect();
     for (name, _, span) in &file.rules {
         if term_defs.contains_key(name) {
             return Err(b.error("duplicate_name", format!("`{name}` is both a terminal and a rule"), *span));
@@ -300,6 +338,15 @@ fn lower(source: &std::sync::Arc<Source>, file: File) -> Result<Grammar> {
         }
         let id = b.exact_terminal(name, None, *span)?;
         term_ids.insert(name.clone(), id);
+    }
+    for (name, span) in
+        file.extern_grammars.iter().map(|(n, s)| (n, s)).chain(file.inline.iter().map(|(n, _, s)| (n, s)))
+    {
+        if term_ids.contains_key(name) || rule_names.contains_key(name.as_str()) || b.rule_named(name).is_some() {
+            return Err(b.error("duplicate_name", format!("`{name}` is defined more than once"), *span));
+        }
+        b.extern_grammar(name, *span)?;
+        rule_names.insert(name, *span);
     }
     for (i, (ast, span)) in file.ignores.iter().enumerate() {
         match ast {
@@ -327,7 +374,12 @@ fn lower(source: &std::sync::Arc<Source>, file: File) -> Result<Grammar> {
         ));
     }
     let start = b.rule_ref(&start, span);
-    b.finish(start)
+    let mut grammar = b.finish(start)?;
+    for (name, inner, _) in file.inline {
+        let child = lower(source, inner)?;
+        grammar = grammar.bind_grammar(&name, &child)?;
+    }
+    Ok(grammar)
 }
 
 fn terminal_pattern(

@@ -8,12 +8,21 @@
 //!
 //! Merging keeps each part's meaning because lexing is per-terminal longest
 //! match (DESIGN §3): a terminal's lexemes do not depend on which other
-//! terminals exist. Two things are not per-terminal and are refused when parts
-//! are combined: ignored terminals (they would become ignorable everywhere,
-//! also inside the other parts) and Lark priorities (they compare terminals
-//! across parts). Identical terminals of different parts are merged, so the
+//! terminals exist. Two things are not per-terminal. Ignored terminals would
+//! become ignorable everywhere, also inside the other parts, so ignores are
+//! *scoped*: where the parts' ignore sets differ, each part's ignores are
+//! written out as explicit rules (`IGN*` before the part and after each of its
+//! lexemes and bound children): a part's ignores may appear before, between
+//! and after its own lexemes, around a child bound into it, and nowhere else
+//! (not between two lexemes of that child). Lark priorities compare terminals across parts
+//! and are refused. Identical terminals of different parts are merged, so the
 //! lexer does not carry the same language twice.
+//!
+//! [`bind_grammar`] fills an `extern grammar` slot (GLRM `extern grammar
+//! NAME;`, inline `g NAME = { ... };`, Lark `%declare rule`) with a child
+//! grammar by the same merge.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use rustc_hash::FxHashMap;
@@ -133,22 +142,17 @@ pub fn forbid(grammar: &Grammar, substrings: &[Vec<u8>]) -> Result<Grammar> {
 /// Merge `parts` and add a start rule whose body `join` builds from their
 /// start rules (in order).
 fn combine(parts: &[&Grammar], what: &str, join: impl FnOnce(Vec<Expr>) -> Expr) -> Result<Grammar> {
-    let distinct = parts.len() > 1 || what == "repeat";
+    if parts.len() > 1 || what == "repeat" {
+        refuse_priorities(parts, what)?;
+    }
+    let parts = scope_ignores(parts);
+    let mut merger = Merger::default();
+    let starts: Vec<Expr> = parts.iter().map(|g| Expr::Rule(merger.add(g))).collect();
+    Ok(merger.finish(what, join(starts)))
+}
+
+fn refuse_priorities(parts: &[&Grammar], what: &str) -> Result<()> {
     for (i, g) in parts.iter().enumerate() {
-        if !distinct {
-            break;
-        }
-        if let Some(t) = g.terminals.iter().find(|t| t.ignored) {
-            return Err(Error::grammar(
-                "compose_ignored",
-                format!(
-                    "{what}: part {i} has an ignored terminal ({}); ignored terminals would apply inside the other \
-                     parts too. Compose grammars without ignores (JSON Schema: whitespace=\"compact\", with \
-                     separators for spaces)",
-                    t.name
-                ),
-            ));
-        }
         if let Some(t) = g.terminals.iter().find(|t| t.priority != 0) {
             return Err(Error::grammar(
                 "compose_priority",
@@ -160,9 +164,112 @@ fn combine(parts: &[&Grammar], what: &str, join: impl FnOnce(Vec<Expr>) -> Expr)
             ));
         }
     }
+    Ok(())
+}
+
+/// `parent` with its `extern grammar` slot `name` replaced by `child`. The
+/// child keeps its own ignores (scoped, see the module doc); its unbound
+/// slots stay slots of the result.
+pub fn bind_grammar(parent: &Grammar, name: &str, child: &Grammar) -> Result<Grammar> {
+    let Some(slot) = parent.rules.iter().position(|r| r.slot && r.name == name) else {
+        let slots = parent.extern_grammar_slots();
+        return Err(Error::grammar(
+            "unknown_slot",
+            format!(
+                "`{name}` is not an extern grammar slot of this grammar (slots: {})",
+                if slots.is_empty() { "none".to_string() } else { slots.join(", ") }
+            ),
+        ));
+    };
+    refuse_priorities(&[parent, child], &format!("binding `{name}`"))?;
+    let parts = scope_ignores(&[parent, child]);
     let mut merger = Merger::default();
-    let starts: Vec<Expr> = parts.iter().map(|g| Expr::Rule(merger.add(g))).collect();
-    Ok(merger.finish(what, join(starts)))
+    // The parent goes first, so its rule ids are kept.
+    let start = merger.add(&parts[0]);
+    let child_start = merger.add(&parts[1]);
+    let rule = &mut merger.rules[slot];
+    rule.body = Expr::Rule(child_start);
+    rule.slot = false;
+    Ok(merger.into_grammar(start))
+}
+
+/// The parts with their ignores scoped: unchanged where every part ignores
+/// the same terminals (then ignoring them everywhere is the same language),
+/// else each part's ignores written out as rules ([`explicit_ignores`]).
+fn scope_ignores<'a>(parts: &[&'a Grammar]) -> Vec<Cow<'a, Grammar>> {
+    let ignore_set = |g: &Grammar| {
+        let mut keys: Vec<String> = g.terminals.iter().filter(|t| t.ignored).map(terminal_key).collect();
+        keys.sort_unstable();
+        keys.dedup();
+        keys
+    };
+    let first = parts.first().map(|g| ignore_set(g));
+    if parts.iter().all(|g| Some(ignore_set(g)) == first) {
+        return parts.iter().map(|&g| Cow::Borrowed(g)).collect();
+    }
+    parts.iter().map(|&g| Cow::Owned(explicit_ignores(g))).collect()
+}
+
+/// `g` without ignored terminals and with the same language: they become
+/// ordinary terminals, allowed (any number of times) at the start, after
+/// every other terminal and after every `extern grammar` slot (so that a
+/// part's ignores also surround the child bound there).
+pub fn explicit_ignores(g: &Grammar) -> Grammar {
+    let ignored: Vec<TerminalId> =
+        (0..g.terminals.len()).map(TerminalId::from_usize).filter(|&t| g.terminal(t).ignored).collect();
+    if ignored.is_empty() {
+        return g.clone();
+    }
+    let mut out = g.clone();
+    for &t in &ignored {
+        out.terminals[t.index()].ignored = false;
+    }
+    let span = g.rule(g.start).span;
+    let skip = RuleId::from_usize(out.rules.len());
+    let slots: Vec<bool> = g.rules.iter().map(|r| r.slot).collect();
+    for rule in &mut out.rules {
+        rule.body = then_skip(&rule.body, skip, &slots);
+    }
+    let taken = |n: &str| g.rules.iter().any(|r| r.name == n);
+    let body = Expr::Repeat {
+        expr: Box::new(Expr::Alt(ignored.into_iter().map(Expr::Terminal).collect())),
+        min: 0,
+        max: None,
+    };
+    out.rules.push(Rule { name: fresh_name("<ignored>", taken), body, span, slot: false });
+    out.start = RuleId::from_usize(out.rules.len());
+    let body = Expr::Seq(vec![Expr::Rule(skip), Expr::Rule(g.start)]);
+    out.rules.push(Rule { name: fresh_name(&format!("{}'", g.rule(g.start).name), taken), body, span, slot: false });
+    out
+}
+
+/// `e` with every terminal and every reference to a slot followed by `skip`.
+fn then_skip(e: &Expr, skip: RuleId, slots: &[bool]) -> Expr {
+    match e {
+        Expr::Terminal(_) => Expr::Seq(vec![e.clone(), Expr::Rule(skip)]),
+        Expr::Rule(r) if slots[r.index()] => Expr::Seq(vec![e.clone(), Expr::Rule(skip)]),
+        Expr::Empty | Expr::Rule(_) => e.clone(),
+        Expr::Seq(items) => Expr::Seq(items.iter().map(|x| then_skip(x, skip, slots)).collect()),
+        Expr::Alt(items) => Expr::Alt(items.iter().map(|x| then_skip(x, skip, slots)).collect()),
+        Expr::Repeat { expr, min, max } => {
+            Expr::Repeat { expr: Box::new(then_skip(expr, skip, slots)), min: *min, max: *max }
+        }
+    }
+}
+
+/// What makes two terminals the same terminal: everything but the display
+/// name and span, except that an unbound `extern token` slot is its name.
+fn terminal_key(t: &Terminal) -> String {
+    let slot = t.exact.as_ref().is_some_and(|e| e.slot);
+    format!(
+        "{:?}|{}|{}|{}|{:?}|{}",
+        t.pattern,
+        t.ignored,
+        t.maximal,
+        t.priority,
+        t.exact,
+        if slot { &t.name } else { "" }
+    )
 }
 
 /// `name`, or `name'2`, `name'3`, ... : the first that is not `taken`.
@@ -179,26 +286,35 @@ pub(crate) fn fresh_name(name: &str, taken: impl Fn(&str) -> bool) -> String {
 #[derive(Default)]
 struct Merger {
     text: String,
+    /// Sources copied into `text`, with their offsets: parts that share a
+    /// source (inline grammars of one file) share its copy.
+    sources: Vec<(Arc<Source>, u32)>,
     terminals: Vec<Terminal>,
-    /// Terminal identity (everything but the display name and span) → id.
+    /// Terminal identity ([`terminal_key`]) → id.
     terminal_ids: FxHashMap<String, TerminalId>,
     rules: Vec<Rule>,
     rule_names: FxHashMap<String, ()>,
 }
 
 impl Merger {
-    /// Copy `g` in (its source text appended, its spans shifted) and return its start rule.
+    /// Copy `g` in (its spans shifted into the merged text) and return its start rule.
     fn add(&mut self, g: &Grammar) -> RuleId {
-        let offset = self.text.len() as u32;
-        self.text.push_str(&g.source.text);
-        self.text.push('\n');
+        let offset = match self.sources.iter().find(|(s, _)| Arc::ptr_eq(s, &g.source)) {
+            Some(&(_, offset)) => offset,
+            None => {
+                let offset = self.text.len() as u32;
+                self.text.push_str(&g.source.text);
+                self.text.push('\n');
+                self.sources.push((g.source.clone(), offset));
+                offset
+            }
+        };
         let shift = |s: Span| Span { start: s.start.saturating_add(offset), end: s.end.saturating_add(offset) };
         let terminal_map: Vec<TerminalId> = g
             .terminals
             .iter()
             .map(|t| {
-                let key = format!("{:?}|{}|{}|{}|{:?}", t.pattern, t.ignored, t.maximal, t.priority, t.exact);
-                *self.terminal_ids.entry(key).or_insert_with(|| {
+                *self.terminal_ids.entry(terminal_key(t)).or_insert_with(|| {
                     let id = TerminalId::from_usize(self.terminals.len());
                     self.terminals.push(Terminal { span: shift(t.span), ..t.clone() });
                     id
@@ -209,7 +325,7 @@ impl Merger {
         for r in &g.rules {
             let name = self.unique_name(&r.name);
             let body = remap(&r.body, &terminal_map, base);
-            self.rules.push(Rule { name, body, span: shift(r.span) });
+            self.rules.push(Rule { name, body, span: shift(r.span), slot: r.slot });
         }
         RuleId::from_usize(base + g.start.index())
     }
@@ -222,10 +338,24 @@ impl Merger {
 
     fn finish(mut self, what: &str, body: Expr) -> Grammar {
         let start = RuleId::from_usize(self.rules.len());
-        let span = Span::new(self.text.len(), self.text.len());
+        let end = match self.sources.as_slice() {
+            [(source, 0)] => source.text.len(),
+            _ => self.text.len(),
+        };
+        let span = Span::new(end, end);
         let name = self.unique_name(what);
-        self.rules.push(Rule { name, body, span });
-        Grammar { source: Source::new("<composed>", self.text), terminals: self.terminals, rules: self.rules, start }
+        self.rules.push(Rule { name, body, span, slot: false });
+        self.into_grammar(start)
+    }
+
+    /// The merged grammar; one source shared by every part is kept as it is
+    /// (its name and offsets), so errors point into the text as written.
+    fn into_grammar(self, start: RuleId) -> Grammar {
+        let source = match self.sources.as_slice() {
+            [(source, 0)] => source.clone(),
+            _ => Source::new("<composed>", self.text),
+        };
+        Grammar { source, terminals: self.terminals, rules: self.rules, start }
     }
 }
 
@@ -251,7 +381,12 @@ fn plain_terminal(name: String, pattern: Pattern, span: Span) -> Terminal {
 
 fn single_rule(source: Arc<Source>, terminals: Vec<Terminal>, body: Expr) -> Grammar {
     let span = Span::new(0, source.text.len());
-    Grammar { source, terminals, rules: vec![Rule { name: "start".into(), body, span }], start: RuleId::from_usize(0) }
+    Grammar {
+        source,
+        terminals,
+        rules: vec![Rule { name: "start".into(), body, span, slot: false }],
+        start: RuleId::from_usize(0),
+    }
 }
 
 /// Any byte string.

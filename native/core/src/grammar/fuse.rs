@@ -921,7 +921,12 @@ fn compact(g: &Grammar, terminals: Vec<Terminal>, bodies: Vec<Option<Expr>>) -> 
         .enumerate()
         .filter_map(|(r, body)| {
             let old = &g.rules[r];
-            body.map(|b| Rule { name: old.name.clone(), body: renumber(b, &rule_map, &term_map), span: old.span })
+            body.map(|b| Rule {
+                name: old.name.clone(),
+                body: renumber(b, &rule_map, &term_map),
+                span: old.span,
+                slot: old.slot,
+            })
         })
         .collect();
     let start = rule_map[g.start.index()].expect("the start rule is kept");

@@ -77,6 +77,9 @@ pub struct Rule {
     pub name: String,
     pub body: Expr,
     pub span: Span,
+    /// An `extern grammar` slot: the empty language until a child grammar
+    /// is bound in ([`Grammar::bind_grammar`]); compiling it unbound is an error.
+    pub slot: bool,
 }
 
 #[derive(Clone, Debug)]
@@ -139,6 +142,17 @@ impl Grammar {
     pub fn rule(&self, id: RuleId) -> &Rule {
         &self.rules[id.index()]
     }
+
+    /// Names of the unbound `extern grammar` slots.
+    pub fn extern_grammar_slots(&self) -> Vec<&str> {
+        self.rules.iter().filter(|r| r.slot).map(|r| r.name.as_str()).collect()
+    }
+
+    /// A copy with the `extern grammar` slot `name` replaced by `child`
+    /// (see [`compose::bind_grammar`]).
+    pub fn bind_grammar(&self, name: &str, child: &Grammar) -> Result<Grammar> {
+        compose::bind_grammar(self, name, child)
+    }
 }
 
 /// A rule being built: name, definition (body and span) once given, first reference.
@@ -154,6 +168,8 @@ pub struct GrammarBuilder {
     terminal_names: FxHashMap<String, TerminalId>,
     rules: Vec<RuleSlot>,
     rule_names: FxHashMap<String, RuleId>,
+    /// Rules declared as `extern grammar` slots.
+    slots: rustc_hash::FxHashSet<RuleId>,
     /// `{:?}` of each terminal's pattern → the terminals with it, in order.
     pattern_ids: FxHashMap<String, Vec<TerminalId>>,
 }
@@ -167,6 +183,7 @@ impl GrammarBuilder {
             terminal_names: FxHashMap::default(),
             rules: Vec::new(),
             rule_names: FxHashMap::default(),
+            slots: Default::default(),
             pattern_ids: FxHashMap::default(),
         }
     }
@@ -358,6 +375,18 @@ impl GrammarBuilder {
         Ok(id)
     }
 
+    /// Declare `name` as an `extern grammar` slot (the empty language until
+    /// bound); declaring it again is harmless, defining it too is an error.
+    pub fn extern_grammar(&mut self, name: &str, span: Span) -> Result<RuleId> {
+        let id = self.rule_ref(name, span);
+        if self.slots.contains(&id) {
+            return Ok(id);
+        }
+        let id = self.define_rule(name, Expr::Alt(Vec::new()), span)?;
+        self.slots.insert(id);
+        Ok(id)
+    }
+
     /// A helper rule with a generated, unique name.
     pub fn fresh_rule(&mut self, base: &str, body: Expr, span: Span) -> RuleId {
         let mut n = self.rules.len();
@@ -369,34 +398,12 @@ impl GrammarBuilder {
         self.define_rule(&name, body, span).expect("fresh rule names are unique")
     }
 
-    /// Copy a whole grammar in (an inline sub-grammar such as Lark's
-    /// `%json`), its rules named `{prefix}{name}` and every span pointing at
-    /// `span`; returns its start rule. Its terminals are not shared with the
-    /// builder's own (they may carry flags, such as `maximal`, that a plain
-    /// terminal of the same pattern lacks).
-    pub fn embed(&mut self, g: &Grammar, prefix: &str, span: Span) -> RuleId {
-        let terminal_map: Vec<TerminalId> = g
-            .terminals
-            .iter()
-            .map(|t| {
-                self.terminals.push(Terminal { name: format!("{prefix}{}", t.name), span, ..t.clone() });
-                TerminalId::from_usize(self.terminals.len() - 1)
-            })
-            .collect();
-        let base = self.rules.len();
-        for r in &g.rules {
-            let name = compose::fresh_name(&format!("{prefix}{}", r.name), |c| self.rule_names.contains_key(c));
-            self.rule_names.insert(name.clone(), RuleId::from_usize(self.rules.len()));
-            self.rules.push((name, Some((compose::remap(&r.body, &terminal_map, base), span)), span));
-        }
-        RuleId::from_usize(base + g.start.index())
-    }
-
     pub fn finish(self, start: RuleId) -> Result<Grammar> {
         let mut rules = Vec::with_capacity(self.rules.len());
-        for (name, def, first_ref) in self.rules {
+        for (i, (name, def, first_ref)) in self.rules.into_iter().enumerate() {
+            let slot = self.slots.contains(&RuleId::from_usize(i));
             match def {
-                Some((body, span)) => rules.push(Rule { name, body, span }),
+                Some((body, span)) => rules.push(Rule { name, body, span, slot }),
                 None => {
                     return Err(Error::grammar("unknown_rule", format!("rule `{name}` is used but never defined"))
                         .at(&self.source, first_ref))

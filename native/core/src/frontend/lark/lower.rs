@@ -71,8 +71,8 @@ struct Builder<'n> {
     /// a rule uses each as optional (`ws: /[ \t]?/`, as llguidance reads it;
     /// Lark itself refuses such terminals).
     optional: FxHashSet<TerminalId>,
-    /// `%json` sub-grammars copied in so far.
-    json_count: usize,
+    /// `%json` sub-grammars, by the slot each is bound to.
+    inline_json: Vec<(String, Grammar)>,
 }
 
 impl<'n> Builder<'n> {
@@ -88,7 +88,7 @@ impl<'n> Builder<'n> {
             work: Vec::new(),
             instances: 0,
             optional: FxHashSet::default(),
-            json_count: 0,
+            inline_json: Vec::new(),
         })
     }
 
@@ -197,7 +197,11 @@ impl<'n> Builder<'n> {
             }
         }
         let start = self.b.rule_named(&self.start).expect("start rule was queued");
-        self.b.finish(start)
+        let mut grammar = self.b.finish(start)?;
+        for (name, json) in self.inline_json {
+            grammar = grammar.bind_grammar(&name, &json)?;
+        }
+        Ok(grammar)
     }
 
     fn ignore_entry(&self) -> Entry {
@@ -330,23 +334,17 @@ impl<'n> Builder<'n> {
     }
 
     /// `%json { schema }`: the schema's grammar (see [`inline_json_options`];
-    /// whitespace placed in its rules), copied in. The grammar's own
-    /// `%ignore` would apply between the JSON's lexemes too, so the two do
-    /// not mix.
+    /// whitespace placed in its rules), bound into a slot once the Lark
+    /// grammar is built, so that the grammar's `%ignore`s stay outside the
+    /// JSON (as in llguidance, where a nested grammar has its own lexer).
     fn inline_json(&mut self, schema: &serde_json::Value, e: &Entry, span: Span) -> Result<Expr> {
-        if let Some((_, ignore_span)) = self.ns.ignores.first() {
-            return Err(error_in(
-                &self.ns.source,
-                "unsupported_feature",
-                "`%ignore` in a grammar with `%json`: the ignored terminals would also be skipped between the JSON's tokens; put the whitespace in the rules instead",
-                *ignore_span,
-            ));
-        }
         let (schema, options) = inline_json_options(schema).map_err(|m| error_in(&e.source, "bad_option", m, span))?;
         let (grammar, _) = json_schema_grammar_embeddable(&schema, &options).map_err(|err| err.at(&e.source, span))?;
-        self.json_count += 1;
+        let name = format!("%json#{}", self.inline_json.len() + 1);
         let at = self.main_span(e, span);
-        Ok(Expr::Rule(self.b.embed(&grammar, &format!("%json#{}.", self.json_count), at)))
+        let id = self.b.extern_grammar(&name, at)?;
+        self.inline_json.push((name, grammar));
+        Ok(Expr::Rule(id))
     }
 
     /// A rule's use of terminal `id` (optional when its pattern matched ε).
@@ -397,7 +395,9 @@ impl<'n> Builder<'n> {
                     }
                     Kind::Rule => {
                         if target.body.is_none() {
-                            return Err(declared_error(name, &e.source, *span));
+                            // `%declare rule`: an extern grammar slot, bound with `grammar.bind`.
+                            let id = self.b.extern_grammar(name, target.main_span)?;
+                            return Ok(Expr::Rule(id));
                         }
                         let at = self.main_span(e, *span);
                         let id = self.b.rule_ref(name, at);
@@ -506,7 +506,7 @@ fn declared_error(name: &str, source: &Arc<Source>, span: Span) -> Error {
         )
     } else {
         format!(
-            "rule `{name}` is declared with `%declare` but never defined: only terminals (UPPERCASE) can be declared and bound to model tokens; define the rule"
+            "rule `{name}` is declared with `%declare`: it stands for a grammar bound later (`grammar.bind(\"{name}\", child)`)"
         )
     };
     error_in(source, "declared_only", message, span)

@@ -25,14 +25,15 @@
 //! constraint is built; and a `%declare`d TERMINAL used by a rule, which is an
 //! extern token slot to bind (`grammar.bind("NAME", vocab.token(id))`; Lark
 //! itself fills declared terminals from a post-lexer such as an indenter).
+//! A `%declare`d rule is an extern grammar slot, bound with
+//! `grammar.bind("name", child_grammar)` (its ignores scoped to it).
 //!
 //! llguidance's extensions (its docs/syntax.md): `-` in names; a regex that
 //! matches the empty string, used as an optional token (Lark refuses it);
 //! `%llguidance {options}` (language-neutral options only); `%json {schema}`
 //! in rules, the schema's grammar copied in; `%regex {"substring_...": ...}`.
 //!
-//! Refused with a clear error: a `%declare`d rule used by a reachable rule;
-//! token atoms and `%json` inside terminals; `%json` in a grammar with
+//! Refused with a clear error: token atoms and `%json` inside terminals; `%json` in a grammar with
 //! `%ignore`; other `%regex` forms, `%lark` and other extensions of other
 //! engines; look-arounds that depend on text outside the lexeme;
 //! back-references; anchors.
