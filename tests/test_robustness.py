@@ -212,3 +212,43 @@ def test_nested_not_any_of_patterns_convert_and_compile():
         timeout=120,
     )
     assert "[False, True, False]" in out
+
+
+def test_long_literals_and_unicode_counts_compile_in_bounded_time_and_memory():
+    """Issue 24: `\\w{200}` took 26 s and 1.5 GB, a 100 KB literal 19 s and 3.2 GB (quadratic), and
+    raising `max_terminal_dfa_states` as a 1 MB literal's error advised ran past 60 s. Each now
+    compiles or stops at a named limit within the subprocess's 2 GiB and the test's time bound."""
+    out = run_isolated(
+        """
+        import time
+        resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))
+        vocab = glrmask.Vocab.from_dict({bytes([b]): b - 32 for b in range(32, 127)})
+        state = glrmask.Grammar.from_regex(r"\\w{200}").compile(vocab).start()
+        state.commit_bytes(b"a" * 199)
+        print("w200", state.mask()[ord("b") - 32], state.mask()[ord(" ") - 32])
+        state = glrmask.Grammar.from_regex("ab" * 50_000).compile(vocab).start()
+        state.commit_bytes(b"ab" * 49_999 + b"a")
+        print("literal", int(state.mask().sum()), bool(state.mask()[ord("b") - 32]))
+        try:
+            glrmask.Grammar.from_regex("ab" * 500_000).compile(vocab, limits={"max_terminal_dfa_states": 10_000_000})
+            print("1MB compiled")
+        except glrmask.LimitError as e:
+            print("1MB limit", e.code, str(e).split("`")[1])
+        """,
+        timeout=120,
+    )
+    assert "w200 True False" in out
+    assert "literal 1 True" in out
+    assert "1MB compiled" in out or "1MB limit limit_exceeded max_lexer_dfa_states" in out
+
+
+def test_error_messages_are_bounded_in_size():
+    """Issue 24: an error repeated its whole source line (a 1 MB regex gave a 2 MB message)."""
+    import glrmask
+
+    with pytest.raises(glrmask.GlrmaskError) as caught:
+        glrmask.Grammar.from_regex("a" * 1_000_000 + "(?=x)").compile(glrmask.Vocab.from_dict({b"a": 0}))
+    assert len(str(caught.value)) < 2_000
+    with pytest.raises(glrmask.GrammarError) as caught:
+        glrmask.Grammar.from_ebnf('root ::= "' + "a" * 1_000_000 + '" )')
+    assert len(str(caught.value)) < 2_000
