@@ -386,6 +386,10 @@ def array_schema(draw, children) -> dict:
         s["maxItems"] = draw(st.integers(0, 4))
     if draw(st.integers(0, 3)) == 0:
         s["contains"] = draw(children)
+        if draw(st.booleans()):
+            s["minContains"] = draw(st.integers(0, 3))
+        if draw(st.booleans()):
+            s["maxContains"] = draw(st.integers(0, 3))
     return s
 
 
@@ -884,3 +888,25 @@ def test_floats_are_the_schema_digits():
     const = glrmask.Grammar.from_json_schema({"const": 9999.385211356683}).compile(BYTES)
     assert accepts(const, b"9999.385211356683")  # was rejected
     assert not accepts(const, b"9999.385211356685")
+
+
+@pytest.mark.parametrize(
+    "schema",
+    [
+        {"contains": {"minimum": 2}, "minContains": 2, "maxContains": 3, "items": {"maximum": 3}},
+        {"contains": {"const": 0}, "maxContains": 1},
+        {"contains": {"type": "integer", "multipleOf": 2}, "minContains": 3},
+        {"prefixItems": [{"const": 1}], "contains": {"const": 1}, "minContains": 2, "maxContains": 2, "maxItems": 4},
+        {"contains": {"const": 3}, "minContains": 0, "maxContains": 0},
+        {"contains": {"minimum": 1}, "minContains": 2, "maxContains": 1},
+    ],
+)
+def test_counted_contains_matches_the_reference_on_every_small_array(schema):
+    """minContains/maxContains: every array of up to 5 items from 0..3, against jsonschema."""
+    import itertools
+
+    constraint = glrmask.Grammar.from_json_schema(schema).compile(BYTES)
+    for n in range(6):
+        for items in itertools.product(range(4), repeat=n):
+            value = list(items)
+            assert accepts(constraint, dumps_plain(value)) == is_valid(schema, value), (schema, value)

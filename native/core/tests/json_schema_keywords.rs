@@ -348,7 +348,7 @@ fn unsupported_keywords() {
         (json!({"type": "array", "uniqueItems": true}), "/uniqueItems"),
         (json!({"not": {"type": "array", "contains": {"type": "integer"}}}), "/not"),
         (json!({"if": {"contains": {"type": "string"}}, "then": {"minItems": 2}}), "/if"),
-        (json!({"type": "array", "contains": {"type": "string"}, "maxContains": 2}), "/maxContains"),
+        (json!({"type": "array", "contains": {"type": "string"}, "maxContains": 300}), "/maxContains"),
     ] {
         let (code, path) = error_code(schema.clone(), &JsonSchemaOptions::default());
         assert_eq!((code, path.as_deref()), ("unsupported_keyword", Some(keyword)), "{schema}");
@@ -405,6 +405,27 @@ fn complements() {
         &["[]", "[1]", "[1,2,3]", r#"[1,2,3,"a"]"#],
     );
     check(json!({"type": "array", "contains": {"type": "string"}, "minContains": 0}), &["[]", "[1]"], &["{}"]);
+    // Counted: between minContains and maxContains items match.
+    check(
+        json!({"type": "array", "contains": {"type": "string"}, "minContains": 2, "maxContains": 3}),
+        &[r#"["a","b"]"#, r#"[1,"a",2,"b","c"]"#, r#"["a","b","c",4]"#],
+        &["[]", r#"["a"]"#, r#"[1,"a",2]"#, r#"["a","b","c","d"]"#, r#"[1,"a","b","c","d",2]"#],
+    );
+    check(
+        json!({"type": "array", "contains": {"type": "string"}, "maxContains": 1, "minContains": 0}),
+        &["[]", "[1,2]", r#"[1,"a",2]"#],
+        &[r#"["a","b"]"#, r#"["a",1,"b"]"#],
+    );
+    check(
+        json!({"prefixItems": [{"type": "string"}], "items": {"type": "integer"}, "contains": {"type": "string"}, "minContains": 2}),
+        &[],
+        &[r#"["a"]"#, r#"["a",1]"#],
+    );
+    check(
+        json!({"contains": {"const": 1}, "minContains": 2, "maxItems": 3}),
+        &["[1,1]", "[1,2,1]", "[1,1,1]"],
+        &["[1,2]", "[1,1,1,1]", "[2,1,2,1]"],
+    );
     check(
         json!({"type": "array", "not": {"prefixItems": [{"type": "string"}], "items": {"type": "integer"}}}),
         &[r#"["a","b"]"#, "[1]", r#"["a",1,null]"#],

@@ -18,7 +18,8 @@ use serde_json::{Map, Value};
 use super::error::{child_path, invalid};
 use super::numbers::{Decimal, NumberSchema};
 use super::schema::{
-    any_of, simplify_array, simplify_object, ArraySchema, Ctx, ObjectSchema, Schema, SourceRegex, StringSchema,
+    any_of, simplify_array, simplify_object, ArraySchema, CountedContains, Ctx, ObjectSchema, Schema, SourceRegex,
+    StringSchema, MAX_CONTAINS_COUNT,
 };
 use crate::error::Result;
 
@@ -664,23 +665,61 @@ impl Ctx<'_> {
             return Ok(Schema::Never);
         }
         let mut witnesses = Vec::new();
+        let mut counted = None;
         if let Some(c) = map.get("contains") {
             let cpath = child_path(path, "contains");
+            let before = self.approximations;
             let s = self.build(c, &cpath, depth + 1)?;
             let min_contains = self.count(map, "minContains", path)?.unwrap_or(1);
-            if map.contains_key("maxContains") || min_contains > 1 {
-                let key = if map.contains_key("maxContains") { "maxContains" } else { "minContains" };
-                self.unsupported(
-                    key,
-                    &child_path(path, key),
-                    "counting the items that match `contains` is not supported",
-                )?;
+            let max_contains = self.count(map, "maxContains", path)?;
+            if max_contains.is_some_and(|m| m < min_contains) {
+                return Ok(Schema::Never);
             }
-            if min_contains >= 1 {
+            if max_contains.is_none() && min_contains <= 1 {
+                if min_contains == 1 {
+                    witnesses.push((0, s));
+                }
+            } else if let Some(count) = self.counted_contains(s.clone(), min_contains, max_contains, before, path)? {
+                counted = Some(Box::new(count));
+            } else if min_contains >= 1 {
+                // Lenient, and the count not enforced (noted): at least one item matches.
                 witnesses.push((0, s));
             }
         }
-        Ok(simplify_array(ArraySchema { prefix, items, min_items, max_items, witnesses }))
+        Ok(simplify_array(ArraySchema { prefix, items, min_items, max_items, witnesses, counted }))
+    }
+
+    /// `contains` counted by `minContains`/`maxContains`: `None` where that is
+    /// not enforced (lenient; the approximation noted), else the count, with
+    /// the exact complement of `schema` when there is a maximum.
+    fn counted_contains(
+        &mut self,
+        schema: Schema,
+        min: u32,
+        max: Option<u32>,
+        before: usize,
+        path: &str,
+    ) -> Result<Option<CountedContains>> {
+        let key = if max.is_some() { "maxContains" } else { "minContains" };
+        let kpath = child_path(path, key);
+        let largest = max.unwrap_or(min);
+        if largest > MAX_CONTAINS_COUNT {
+            let why = format!("counts above {MAX_CONTAINS_COUNT} (here {largest}) are not enforced");
+            self.unsupported(key, &kpath, &why)?;
+            return Ok(None);
+        }
+        let outside = match max {
+            None => None,
+            Some(_) => match self.exact_complement(&schema, before, &kpath) {
+                Ok(c) => Some(c),
+                Err(reason) => {
+                    let why = format!("the items that do not match `contains` cannot be told apart: {reason}");
+                    self.unsupported(key, &kpath, &why)?;
+                    return Ok(None);
+                }
+            },
+        };
+        Ok(Some(CountedContains { schema, outside, min, max }))
     }
 
     fn object(&mut self, map: &Map<String, Value>, path: &str, depth: usize) -> Result<Schema> {

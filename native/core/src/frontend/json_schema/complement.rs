@@ -78,6 +78,7 @@ fn any_array() -> Schema {
         min_items: 0,
         max_items: None,
         witnesses: vec![],
+        counted: None,
     }))
 }
 
@@ -92,7 +93,7 @@ pub(crate) fn non_objects() -> Vec<Schema> {
 }
 
 fn array(prefix: Vec<Schema>, items: Schema, min_items: u32, max_items: Option<u32>) -> Schema {
-    simplify_array(ArraySchema { prefix, items, min_items, max_items, witnesses: vec![] })
+    simplify_array(ArraySchema { prefix, items, min_items, max_items, witnesses: vec![], counted: None })
 }
 
 fn object(properties: Vec<(String, Schema)>, required: Vec<String>, min: u32, max: Option<u32>) -> Schema {
@@ -239,7 +240,7 @@ impl Ctx<'_> {
             prefix.push(c);
             out.push(array(prefix, Schema::Any, i as u32 + 1, None));
         }
-        if !a.witnesses.is_empty() {
+        if !a.witnesses.is_empty() || a.counted.is_some() {
             return Err(cannot(
                 "the complement of \"some item is like this\" (`contains`, or a complement inside a complement) is not expressed",
                 path,
@@ -259,6 +260,7 @@ impl Ctx<'_> {
                         min_items: n as u32 + 1,
                         max_items: None,
                         witnesses: vec![(n, c)],
+                        counted: None,
                     }));
                 }
             }

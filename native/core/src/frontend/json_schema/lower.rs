@@ -25,7 +25,9 @@ use serde_json::Value;
 
 use super::numbers::{mod_dfa, number_pattern, Decimal, NumberSchema};
 use super::options::{JsonSchemaOptions, Whitespace};
-use super::schema::{ArraySchema, Ctx, ObjectSchema, RefId, Schema, SourceRegex, StringSchema, MAX_WITNESSES};
+use super::schema::{
+    ArraySchema, CountedContains, Ctx, ObjectSchema, RefId, Schema, SourceRegex, StringSchema, MAX_WITNESSES,
+};
 use super::strings::{any_char, length_content, quoted, search_language, string_literal};
 use crate::error::{Error, Result};
 use crate::grammar::{Expr, GrammarBuilder, Pattern};
@@ -334,6 +336,7 @@ impl<'c, 'a> Lowerer<'c, 'a> {
                     min_items: 0,
                     max_items: None,
                     witnesses: vec![],
+                    counted: None,
                 })),
                 level,
             )?,
@@ -366,8 +369,14 @@ impl<'c, 'a> Lowerer<'c, 'a> {
             Value::Array(items) => {
                 let prefix = items.iter().map(|x| Schema::Const(vec![x.clone()])).collect();
                 let n = items.len() as u32;
-                let exact =
-                    ArraySchema { prefix, items: Schema::Never, min_items: n, max_items: Some(n), witnesses: vec![] };
+                let exact = ArraySchema {
+                    prefix,
+                    items: Schema::Never,
+                    min_items: n,
+                    max_items: Some(n),
+                    witnesses: vec![],
+                    counted: None,
+                };
                 self.array(&exact, level)?
             }
             Value::Object(map) => {
@@ -494,6 +503,17 @@ impl<'c, 'a> Lowerer<'c, 'a> {
         };
         if max.is_some_and(|m| m < min) {
             return Ok(Expr::Alt(vec![]));
+        }
+        if let Some(counted) = &a.counted {
+            if !a.witnesses.is_empty() {
+                return Err(super::error::schema_error(
+                    "unsupported_keyword",
+                    "an array with both a counted `contains` (minContains/maxContains) and other required items \
+                     (another `contains`, a complement) is not expressed",
+                    "",
+                ));
+            }
+            return self.array_with_count(a, counted, min, max, level);
         }
         if !a.witnesses.is_empty() {
             return self.array_with_witness(a, min, max, level);
@@ -622,6 +642,103 @@ impl<'c, 'a> Lowerer<'c, 'a> {
                     let pre = if i == 0 { self.open_gap(level)? } else { self.item_sep(level)? };
                     for (t, v) in &here {
                         alts.push(Expr::Seq(vec![pre.clone(), v.clone(), rest[(met | t) as usize].clone()]));
+                    }
+                }
+                next.push(self.shared(Expr::Alt(alts), "items"));
+            }
+            rest = next;
+        }
+        Ok(Expr::Seq(vec![self.lit(b"[")?, rest[0].clone(), self.lit(b"]")?]))
+    }
+
+    /// An array whose items matching `counted.schema` number between its
+    /// `min` and `max`: the element list as an automaton over (count past the
+    /// prefix, matches so far), each item either matching (`∧ schema`) or
+    /// not (`∧ outside`; without a maximum, any item: a parse that does not
+    /// count a match only undercounts, and some parse counts them all).
+    fn array_with_count(
+        &mut self,
+        a: &ArraySchema,
+        counted: &CountedContains,
+        min: usize,
+        max: Option<usize>,
+        level: u32,
+    ) -> Result<Expr> {
+        let inner = level + 1;
+        let n = a.prefix.len();
+        let name = self.fresh_name("array");
+        let (kmin, kmax) = (counted.min as usize, counted.max.map(|m| m as usize));
+        // Matches counted up to `kcap` (one past the maximum is never reached: no transition).
+        let kcap = kmax.unwrap_or(kmin);
+        let (rmin, mut rmax) = (min.saturating_sub(n), max.map(|m| m.saturating_sub(n)));
+        if rmax.is_some_and(|m| m > 1024) {
+            self.ctx
+                .notes
+                .push("an array with `minContains`/`maxContains`: maxItems above 1024 is not enforced".into());
+            rmax = None;
+        }
+        let cap = rmax.unwrap_or(rmin).max(1);
+        // `schema` as a matching and as a non-matching item: (adds to the count, value).
+        let variants = |me: &mut Self, schema: &Schema| -> Result<Vec<(usize, Expr)>> {
+            let mut out = Vec::new();
+            let matching = me.ctx.intersect(schema, &counted.schema, "", 0)?;
+            let other = match &counted.outside {
+                Some(outside) => me.ctx.intersect(schema, outside, "", 0)?,
+                None => schema.clone(),
+            };
+            for (add, s) in [(1, matching), (0, other)] {
+                if s != Schema::Never {
+                    let v = me.value(&s, inner)?;
+                    out.push((add, me.shared(v, "item")));
+                }
+            }
+            Ok(out)
+        };
+        let next_k = |k: usize, add: usize| -> Option<usize> {
+            let k = k + add;
+            if kmax.is_some_and(|m| k > m) {
+                None
+            } else {
+                Some(k.min(kcap))
+            }
+        };
+        let items = variants(self, &a.items)?;
+        let rule = |me: &mut Self, c: usize, k: usize| me.b.rule_ref(&format!("{name}.t.{c}.{k}"), me.span);
+        for c in 0..=cap {
+            for k in 0..=kcap {
+                let first = n == 0 && c == 0;
+                let mut alts = Vec::new();
+                if c >= rmin && k >= kmin {
+                    alts.push(if first { self.empty_gap() } else { self.close_gap(level)? });
+                }
+                if rmax.is_none_or(|m| c < m) {
+                    let pre = if first { self.open_gap(level)? } else { self.item_sep(level)? };
+                    for (add, v) in &items {
+                        if let Some(k2) = next_k(k, *add) {
+                            let to = rule(self, (c + 1).min(cap), k2);
+                            alts.push(Expr::Seq(vec![pre.clone(), v.clone(), Expr::Rule(to)]));
+                        }
+                    }
+                }
+                self.b.define_rule(&format!("{name}.t.{c}.{k}"), Expr::Alt(alts), self.span)?;
+            }
+        }
+        // The prefix, back to front, one variant per count of matches so far.
+        let mut rest: Vec<Expr> = (0..=kcap).map(|k| Expr::Rule(rule(self, 0, k))).collect();
+        for i in (0..n).rev() {
+            let here = variants(self, &a.prefix[i])?;
+            let mut next = Vec::with_capacity(rest.len());
+            for k in 0..=kcap {
+                let mut alts = Vec::new();
+                if i >= min && k >= kmin {
+                    alts.push(if i == 0 { self.empty_gap() } else { self.close_gap(level)? });
+                }
+                if max.is_none_or(|m| i < m) {
+                    let pre = if i == 0 { self.open_gap(level)? } else { self.item_sep(level)? };
+                    for (add, v) in &here {
+                        if let Some(k2) = next_k(k, *add) {
+                            alts.push(Expr::Seq(vec![pre.clone(), v.clone(), rest[k2].clone()]));
+                        }
                     }
                 }
                 next.push(self.shared(Expr::Alt(alts), "items"));

@@ -29,7 +29,7 @@
 //! | `type` (lists too), `nullable`, `enum`, `const`, boolean schemas | exact; `enum`/`const` match by value (`1.0` = `1`, any key order, any string escaping) |
 //! | `properties`, `required`, `additionalProperties`, `patternProperties`, `propertyNames`, `minProperties`, `maxProperties` | exact; keys partitioned into regions (see [`objects`]) |
 //! | `items` (both forms), `prefixItems`, `additionalItems`, `minItems`, `maxItems` | exact |
-//! | `contains` | exact (an item witness); `minContains` above 1 and `maxContains` refused (lenient: at least one) |
+//! | `contains` | exact (an item witness); with `minContains`/`maxContains`, exact up to 256 (items counted as matching or, given a maximum, matching its complement; lenient beyond: at least one) |
 //! | `minLength`, `maxLength`, `pattern`, `format` | exact up to a length budget (`max_exact_length`); formats listed in [`formats`], with their caveats reported as notes |
 //! | `minimum`, `maximum`, `exclusive*` (draft-4 booleans too), `multipleOf` | exact values, plain decimal texts when bounded (no exponents); `multipleOf` by a remainder automaton |
 //! | `allOf`, `anyOf`, `$ref`/`$defs`/`definitions` (incl. recursion, `$id`, `$anchor`), static `$dynamicRef` | exact |

@@ -99,7 +99,23 @@ pub(crate) struct ArraySchema {
     /// `(from, schema)`: some item at index `from` or later is valid
     /// against `schema` (`contains`; "some item violates `items`").
     pub witnesses: Vec<(usize, Schema)>,
+    /// `contains` with `minContains`/`maxContains`: how many items match.
+    pub counted: Option<Box<CountedContains>>,
 }
+
+/// Between `min` and `max` items are valid against `schema`; `outside` is
+/// its exact complement (needed when `max` is set: the other items must not match).
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct CountedContains {
+    pub schema: Schema,
+    pub outside: Option<Schema>,
+    pub min: u32,
+    pub max: Option<u32>,
+}
+
+/// Largest `minContains`/`maxContains` counted exactly (each count is a
+/// state of the item list's automaton).
+pub(crate) const MAX_CONTAINS_COUNT: u32 = 256;
 
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) struct ObjectSchema {
@@ -631,7 +647,17 @@ impl<'a> Ctx<'a> {
                 witnesses.push(w.clone());
             }
         }
-        Ok(simplify_array(ArraySchema { prefix, items, min_items, max_items, witnesses }))
+        let counted = match (&x.counted, &y.counted) {
+            (Some(p), Some(q)) if p != q => {
+                return Err(schema_error(
+                    "unsupported_keyword",
+                    "two different `contains` counts (minContains/maxContains) on one array are not combined",
+                    path,
+                ))
+            }
+            (p, q) => p.clone().or_else(|| q.clone()),
+        };
+        Ok(simplify_array(ArraySchema { prefix, items, min_items, max_items, witnesses, counted }))
     }
 
     /// The schema an object applies to the value of `key`, patterns aside:
@@ -760,6 +786,17 @@ impl<'a> Ctx<'a> {
                             }
                         }
                         if !met {
+                            return Ok(false);
+                        }
+                    }
+                    if let Some(c) = &a.counted {
+                        let mut n = 0u64;
+                        for item in items {
+                            if self.admits(&c.schema, item, depth + 1)? {
+                                n += 1;
+                            }
+                        }
+                        if n < u64::from(c.min) || c.max.is_some_and(|m| n > u64::from(m)) {
                             return Ok(false);
                         }
                     }
