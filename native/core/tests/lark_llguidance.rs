@@ -128,3 +128,9 @@ fn structured_substring_regexes() {
     let too_many = format!("start: %regex {{\"substring_chars\": \"{}\"}}", "a".repeat(1001));
     assert_eq!(error(&too_many).0, "unsupported_feature");
 }
+
+#[test]
+fn inline_json_in_a_grammar_with_priorities() {
+    let m = lark("start: KW %json {\"type\": \"integer\"} | WORD\nKW.2: \"n=\"\nWORD: /[a-z=]+/\n");
+    m.check(&["n=12", "ab", "n=x"], &["n=", "n=1x"]);
+}

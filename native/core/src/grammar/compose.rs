@@ -11,12 +11,13 @@
 //! terminals exist. Two things are not per-terminal. Ignored terminals would
 //! become ignorable everywhere, also inside the other parts, so ignores are
 //! *scoped*: where the parts' ignore sets differ, each part's ignores are
-//! written out as explicit rules (`IGN*` before the part and after each of its
-//! lexemes and bound children): a part's ignores may appear before, between
-//! and after its own lexemes, around a child bound into it, and nowhere else
-//! (not between two lexemes of that child). Lark priorities compare terminals across parts
-//! and are refused. Identical terminals of different parts are merged, so the
-//! lexer does not carry the same language twice.
+//! written out as explicit rules (`IGN*` before the part and after each of
+//! its lexemes and bound children): a part's ignores may appear before,
+//! between and after its own lexemes, around a child bound into it, and
+//! nowhere else (not between two lexemes of that child). Lark priorities
+//! compare terminals across parts and are refused. Identical terminals of
+//! different parts are merged, so the lexer does not carry the same
+//! language twice.
 //!
 //! [`bind_grammar`] fills an `extern grammar` slot (GLRM `extern grammar
 //! NAME;`, inline `g NAME = { ... };`, Lark `%declare rule`) with a child
@@ -169,7 +170,9 @@ fn refuse_priorities(parts: &[&Grammar], what: &str) -> Result<()> {
 
 /// `parent` with its `extern grammar` slot `name` replaced by `child`. The
 /// child keeps its own ignores (scoped, see the module doc); its unbound
-/// slots stay slots of the result.
+/// slots stay slots of the result. Unlike [`sequence`], terminal priorities
+/// are allowed: they rank the parent's terminals against the child's too
+/// (a Lark grammar with priorities and an inline `%json`).
 pub fn bind_grammar(parent: &Grammar, name: &str, child: &Grammar) -> Result<Grammar> {
     let Some(slot) = parent.rules.iter().position(|r| r.slot && r.name == name) else {
         let slots = parent.extern_grammar_slots();
@@ -181,7 +184,6 @@ pub fn bind_grammar(parent: &Grammar, name: &str, child: &Grammar) -> Result<Gra
             ),
         ));
     };
-    refuse_priorities(&[parent, child], &format!("binding `{name}`"))?;
     let parts = scope_ignores(&[parent, child]);
     let mut merger = Merger::default();
     // The parent goes first, so its rule ids are kept.
