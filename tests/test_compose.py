@@ -39,6 +39,14 @@ LEAVES = {
     "regex": lambda: Grammar.from_regex("[ax]+"),
     "json": lambda: schema_part().forbid(["</t>"]),
     "choice": lambda: Grammar.from_choice(["x", "xa", "t>"]),
+    # Parts with ignores of their own: composed, each keeps its ignores to itself.
+    "spaced": lambda: Grammar.from_lark('start: A+\nA: "a" | "x"\n%ignore " "'),
+    "flexjson": lambda: Grammar.from_json_schema(
+        {"type": "object", "properties": {"a": {"type": "string"}}}, whitespace="flexible"
+    ),
+    "slot": lambda: Grammar.from_glrm('glrm 1; start s; extern grammar p; ignore " "; nt s = "<" p ">";').bind(
+        "p", Grammar.from_regex("[ax]+")
+    ),
 }
 
 

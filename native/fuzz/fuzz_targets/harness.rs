@@ -29,8 +29,25 @@ pub fn grammar_text(data: &[u8]) {
         _ => glrmask_core::frontend::regex_grammar(text),
     };
     if let Ok(grammar) = parsed {
-        exercise(grammar, &head[1..]);
+        exercise(bind_slots(grammar), &head[1..]);
     }
+}
+
+/// `extern grammar` slots bound to a small child with ignores of its own,
+/// so that binding and scoped ignores are fuzzed too.
+fn bind_slots(mut grammar: Grammar) -> Grammar {
+    let slots: Vec<String> = grammar.extern_grammar_slots().into_iter().map(str::to_string).collect();
+    for name in slots {
+        let child = glrmask_core::frontend::parse_glrm(
+            r#"glrm 1; start c; t W = /[a-z]+/; ignore "\t"; nt c = W ("," W)*;"#,
+        )
+        .expect("the fuzz child parses");
+        match grammar.bind_grammar(&name, &child) {
+            Ok(bound) => grammar = bound,
+            Err(_) => break,
+        }
+    }
+    grammar
 }
 
 /// Target `json_schema`: any JSON document through the converter (strict or
