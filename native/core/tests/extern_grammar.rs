@@ -208,3 +208,11 @@ fn sequences_of_parts_with_different_ignores_scope_them() {
     let r = Reference::new(&g);
     assert!(r.member(b" a b c d ") && r.member(b"abcd"));
 }
+
+#[test]
+fn errors_inside_inline_grammars_point_into_the_text_as_written() {
+    let text = "glrm 1;\nstart s;\ng p = {\n  start v;\n  nt v = \"a\" missing;\n};\nnt s = p;\n";
+    let e = parse_glrm(text).unwrap_err();
+    assert_eq!(e.code(), "unknown_rule");
+    assert!(e.to_string().contains("<glrm>:5:14"), "{e}");
+}

@@ -38,10 +38,9 @@ pub fn grammar_text(data: &[u8]) {
 fn bind_slots(mut grammar: Grammar) -> Grammar {
     let slots: Vec<String> = grammar.extern_grammar_slots().into_iter().map(str::to_string).collect();
     for name in slots {
-        let child = glrmask_core::frontend::parse_glrm(
-            r#"glrm 1; start c; t W = /[a-z]+/; ignore "\t"; nt c = W ("," W)*;"#,
-        )
-        .expect("the fuzz child parses");
+        let child =
+            glrmask_core::frontend::parse_glrm(r#"glrm 1; start c; t W = /[a-z]+/; ignore "\t"; nt c = W ("," W)*;"#)
+                .expect("the fuzz child parses");
         match grammar.bind_grammar(&name, &child) {
             Ok(bound) => grammar = bound,
             Err(_) => break,
