@@ -89,27 +89,18 @@ impl CompiledGrammar {
 }
 
 fn check_slots_bound(grammar: &Grammar) -> Result<()> {
-    if let Some(rule) = grammar.rules.iter().find(|r| r.slot) {
-        return Err(Error::grammar(
+    let unbound = |kind: &str, name: &str, value: &str, span| {
+        Err(Error::grammar(
             "unbound_slot",
-            format!(
-                "extern grammar `{}` is not bound; bind it with `grammar.bind(\"{}\", child_grammar)`",
-                rule.name, rule.name
-            ),
+            format!("extern {kind} `{name}` is not bound; bind it with `grammar.bind(\"{name}\", {value})`"),
         )
-        .at(&grammar.source, rule.span));
+        .at(&grammar.source, span))
+    };
+    if let Some(rule) = grammar.rules.iter().find(|r| r.slot) {
+        return unbound("grammar", &rule.name, "child_grammar", rule.span);
     }
-    for t in &grammar.terminals {
-        if t.exact.as_ref().is_some_and(|e| e.slot) {
-            return Err(Error::grammar(
-                "unbound_slot",
-                format!(
-                    "extern token `{}` is not bound; bind it with `grammar.bind(\"{}\", vocab.token(id))`",
-                    t.name, t.name
-                ),
-            )
-            .at(&grammar.source, t.span));
-        }
+    if let Some(t) = grammar.terminals.iter().find(|t| t.exact.as_ref().is_some_and(|e| e.slot)) {
+        return unbound("token", &t.name, "vocab.token(id)", t.span);
     }
     Ok(())
 }

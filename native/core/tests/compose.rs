@@ -6,7 +6,7 @@ mod common;
 
 use std::sync::Arc;
 
-use common::{assert_masks_agree, Reference, Rng};
+use common::{walk_agreeing, Reference, Rng};
 use glrmask_core::frontend::json_schema::{json_schema_grammar, JsonSchemaOptions, Whitespace};
 use glrmask_core::frontend::parse_glrm;
 use glrmask_core::grammar::compose::{alternatives, any_text, exact_tokens, forbid, literal, repeat, sequence};
@@ -89,15 +89,7 @@ fn walk(g: Grammar, seed: u64, steps: usize) {
         let c = constraint(g.clone(), &v, optimization);
         let mut rng = Rng(seed);
         for _ in 0..4 {
-            let mut s = c.start();
-            for step in 0..steps {
-                assert_masks_agree(&mut s, &format!("({optimization:?}, step {step})"));
-                let allowed: Vec<usize> = s.mask().iter().collect();
-                if allowed.is_empty() {
-                    break;
-                }
-                s.commit_token(allowed[rng.below(allowed.len())] as u32).unwrap();
-            }
+            walk_agreeing(&mut c.start(), &mut rng, steps, &format!("({optimization:?})"));
         }
     }
 }

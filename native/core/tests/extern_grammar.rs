@@ -7,12 +7,12 @@
 
 mod common;
 
-use common::{assert_masks_agree, Reference, Rng};
+use common::{vocab_of, walk_agreeing, Reference, Rng};
 use glrmask_core::frontend::json_schema::{json_schema_grammar, JsonSchemaOptions};
 use glrmask_core::frontend::{parse_glrm, parse_lark, regex_grammar};
 use glrmask_core::grammar::compose::sequence;
 use glrmask_core::grammar::Grammar;
-use glrmask_core::{CompileLimits, CompiledGrammar, Constraint, Optimization, Vocab};
+use glrmask_core::{CompileLimits, CompiledGrammar, Constraint, Optimization};
 use proptest::prelude::*;
 use std::sync::Arc;
 
@@ -71,29 +71,17 @@ fn list_like(rng: &mut Rng, count: usize) -> Vec<Vec<u8>> {
         .collect()
 }
 
-fn byte_vocab(tokens: &[&str]) -> Arc<Vocab> {
-    Vocab::from_pairs(tokens.iter().enumerate().map(|(i, t)| (i as u32, t.as_bytes().to_vec()))).unwrap()
-}
-
 const TOKENS: &[&str] = &["[", "]", ",", " ", "\t", "a", "b", "c", "\"", "ab", "a,", "[a", " [", "\"a\"", "a\t"];
 
 fn walk(g: &Grammar, seed: u64, context: &str) {
-    let vocab = byte_vocab(TOKENS);
+    let vocab = vocab_of(&TOKENS.iter().map(|t| t.as_bytes().to_vec()).collect::<Vec<_>>());
     let compiled = Arc::new(CompiledGrammar::compile(g.clone(), &CompileLimits::default()).unwrap());
     for optimization in [Optimization::FastBuild, Optimization::Balanced, Optimization::FastRuntime, Optimization::Auto]
     {
         let c = Constraint::new(compiled.clone(), vocab.clone(), &[], optimization).unwrap();
         let mut rng = Rng(seed);
         for _ in 0..3 {
-            let mut s = c.start();
-            for step in 0..12 {
-                assert_masks_agree(&mut s, &format!("{context} ({optimization:?}, step {step})"));
-                let allowed: Vec<usize> = s.mask().iter().collect();
-                if allowed.is_empty() {
-                    break;
-                }
-                s.commit_token(allowed[rng.below(allowed.len())] as u32).unwrap();
-            }
+            walk_agreeing(&mut c.start(), &mut rng, 12, &format!("{context} ({optimization:?})"));
         }
     }
 }

@@ -175,14 +175,7 @@ fn refuse_priorities(parts: &[&Grammar], what: &str) -> Result<()> {
 /// (a Lark grammar with priorities and an inline `%json`).
 pub fn bind_grammar(parent: &Grammar, name: &str, child: &Grammar) -> Result<Grammar> {
     let Some(slot) = parent.rules.iter().position(|r| r.slot && r.name == name) else {
-        let slots = parent.extern_grammar_slots();
-        return Err(Error::grammar(
-            "unknown_slot",
-            format!(
-                "`{name}` is not an extern grammar slot of this grammar (slots: {})",
-                if slots.is_empty() { "none".to_string() } else { slots.join(", ") }
-            ),
-        ));
+        return Err(super::unknown_slot("grammar", name, &parent.extern_grammar_slots()));
     };
     let parts = scope_ignores(&[parent, child]);
     let mut merger = Merger::default();

@@ -105,14 +105,7 @@ impl Grammar {
     pub fn bind_tokens(&self, name: &str, tokens: Vec<u32>, vocab: u64) -> Result<Grammar> {
         let Some(i) = self.terminals.iter().position(|t| t.name == name && t.exact.as_ref().is_some_and(|e| e.slot))
         else {
-            let slots = self.extern_token_slots();
-            return Err(Error::grammar(
-                "unknown_slot",
-                format!(
-                    "`{name}` is not an extern token slot of this grammar (slots: {})",
-                    if slots.is_empty() { "none".to_string() } else { slots.join(", ") }
-                ),
-            ));
+            return Err(unknown_slot("token", name, &self.extern_token_slots()));
         };
         if tokens.is_empty() {
             return Err(Error::grammar("empty_binding", format!("binding `{name}` needs at least one token")));
@@ -153,6 +146,12 @@ impl Grammar {
     pub fn bind_grammar(&self, name: &str, child: &Grammar) -> Result<Grammar> {
         compose::bind_grammar(self, name, child)
     }
+}
+
+/// `name` is no `extern {kind}` slot of a grammar whose slots of that kind are `slots`.
+pub(crate) fn unknown_slot(kind: &str, name: &str, slots: &[&str]) -> Error {
+    let listed = if slots.is_empty() { "none".to_string() } else { slots.join(", ") };
+    Error::grammar("unknown_slot", format!("`{name}` is not an extern {kind} slot of this grammar (slots: {listed})"))
 }
 
 /// A rule being built: name, definition (body and span) once given, first reference.

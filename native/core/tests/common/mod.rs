@@ -326,6 +326,19 @@ pub fn assert_masks_agree(state: &mut ConstraintState, context: &str) {
     }
 }
 
+/// Up to `steps` random allowed tokens from `state`, every engine checked
+/// against the oracle before each ([`assert_masks_agree`]).
+pub fn walk_agreeing(state: &mut ConstraintState, rng: &mut Rng, steps: usize, context: &str) {
+    for step in 0..steps {
+        assert_masks_agree(state, &format!("{context} (step {step})"));
+        let allowed: Vec<usize> = state.mask().iter().collect();
+        if allowed.is_empty() {
+            break;
+        }
+        state.commit_token(allowed[rng.below(allowed.len())] as u32).unwrap();
+    }
+}
+
 /// A small deterministic RNG for walks (SplitMix64).
 pub struct Rng(pub u64);
 
