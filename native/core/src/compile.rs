@@ -23,7 +23,7 @@ pub struct CompileLimits {
 }
 
 /// Time spent per pass, in microseconds.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct CompileTimings {
     pub normalize_us: u64,
     pub lexer_us: u64,
@@ -31,7 +31,7 @@ pub struct CompileTimings {
     pub liveness_us: u64,
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct CompiledGrammar {
     pub grammar: Grammar,
     pub normal: NormalGrammar,
@@ -64,6 +64,12 @@ impl CompiledGrammar {
         timings.liveness_us = t.elapsed().as_micros() as u64;
 
         Ok(CompiledGrammar { grammar, normal, lexer, lr, liveness, timings })
+    }
+
+    /// Recompute the tables artifacts leave out (after [`crate::artifact`] validated the rest).
+    pub(crate) fn restore_derived(&mut self) {
+        self.normal.index_by_lhs();
+        self.lr.restore_left_corners(&self.normal);
     }
 
     /// Sizes that matter, one per line (for `inspect`).

@@ -25,7 +25,7 @@ use crate::sets::BitSet;
 use crate::vocab::{TokenKind, Vocab};
 
 /// Which mask engine a constraint uses.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+#[derive(Copy, Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Engine {
     /// Online walk of the vocabulary trie (`mask::dynamic`).
     Dynamic,
@@ -39,7 +39,7 @@ pub enum Engine {
 /// * `Balanced`: Static within a tenth of the default compile fuel, else Dynamic.
 /// * `Auto`: Static within the default compile limits, else Dynamic.
 ///   The fallback and its reason are recorded in `Constraint::fallback`.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+#[derive(Copy, Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Optimization {
     Auto,
     FastBuild,
@@ -47,7 +47,7 @@ pub enum Optimization {
     FastRuntime,
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct RuntimeLimits {
     /// Parse heads (GSS node × lexer configuration) alive after one byte.
     pub max_heads: usize,
@@ -95,15 +95,14 @@ impl Constraint {
         Constraint::with_limits(grammar, vocab, end_tokens, optimization, &Limits::default())
     }
 
-    /// As [`Constraint::new`], under `limits` (its Static and runtime parts;
-    /// `limits.compile` is for [`CompiledGrammar::compile`]).
-    pub fn with_limits(
+    /// Check the end tokens and map the exact-token terminals; builds no engine.
+    fn assemble(
         grammar: Arc<CompiledGrammar>,
         vocab: Arc<Vocab>,
         end_tokens: &[u32],
         optimization: Optimization,
-        limits: &Limits,
-    ) -> Result<Arc<Constraint>> {
+        limits: RuntimeLimits,
+    ) -> Result<Constraint> {
         let mut end = Vec::new();
         let mut set = BitSet::new(vocab.len());
         for &t in end_tokens {
@@ -120,18 +119,51 @@ impl Constraint {
         }
         end.sort_unstable();
         let exact = ExactTokenMap::new(&grammar, &vocab, &set)?;
-        let constraint = Constraint {
+        Ok(Constraint {
             grammar,
             vocab,
             end_tokens: end,
             end_token_set: set,
             exact,
             optimization,
-            limits: limits.runtime.clone(),
+            limits,
             static_tables: OnceLock::new(),
             fallback: OnceLock::new(),
             static_pending: false.into(),
-        };
+        })
+    }
+
+    /// A constraint from saved parts ([`crate::artifact`]): the checks of
+    /// [`Constraint::with_limits`] without building anything.
+    pub(crate) fn from_parts(
+        grammar: Arc<CompiledGrammar>,
+        vocab: Arc<Vocab>,
+        end_tokens: &[u32],
+        optimization: Optimization,
+        limits: RuntimeLimits,
+        static_tables: Option<StaticTables>,
+        fallback: Option<String>,
+    ) -> Result<Arc<Constraint>> {
+        let constraint = Constraint::assemble(grammar, vocab, end_tokens, optimization, limits)?;
+        if let Some(t) = static_tables {
+            let _ = constraint.static_tables.set(Arc::new(t));
+        }
+        if let Some(f) = fallback {
+            let _ = constraint.fallback.set(f);
+        }
+        Ok(Arc::new(constraint))
+    }
+
+    /// As [`Constraint::new`], under `limits` (its Static and runtime parts;
+    /// `limits.compile` is for [`CompiledGrammar::compile`]).
+    pub fn with_limits(
+        grammar: Arc<CompiledGrammar>,
+        vocab: Arc<Vocab>,
+        end_tokens: &[u32],
+        optimization: Optimization,
+        limits: &Limits,
+    ) -> Result<Arc<Constraint>> {
+        let constraint = Constraint::assemble(grammar, vocab, end_tokens, optimization, limits.runtime.clone())?;
         match optimization {
             Optimization::FastBuild => {}
             Optimization::FastRuntime => {

@@ -24,6 +24,8 @@ pub enum ErrorKind {
     Rejected,
     /// An operation is not valid in the current state (e.g. commit after an end token).
     State,
+    /// A saved artifact is truncated, corrupted, hostile or from another version.
+    Artifact,
     /// A bug: an invariant of the engine was violated.
     Internal,
 }

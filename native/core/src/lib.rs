@@ -8,6 +8,7 @@
 //! becomes a [`constraint::Constraint`]. At runtime, `glr` keeps the GSS and
 //! commits bytes, and `mask` computes which tokens may come next.
 
+pub mod artifact;
 pub mod background;
 pub mod compile;
 pub mod constraint;

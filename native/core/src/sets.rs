@@ -2,7 +2,7 @@
 //! Words are `u32` so a token mask has exactly the layout callers expect
 //! (bit i of word i/32 is token i).
 
-#[derive(Clone, Debug, PartialEq, Eq, Hash, Default)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Default, serde::Serialize, serde::Deserialize)]
 pub struct BitSet {
     words: Vec<u32>,
 }

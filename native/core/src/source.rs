@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 /// A byte range into a [`Source`].
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Default)]
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Default, serde::Serialize, serde::Deserialize)]
 pub struct Span {
     pub start: u32,
     pub end: u32,
@@ -25,7 +25,7 @@ const EXCERPT_BEFORE: usize = 60;
 const EXCERPT_AFTER: usize = 80;
 
 /// Grammar source text with a display name ("<ebnf>", a file name, ...).
-#[derive(Debug)]
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
 pub struct Source {
     pub name: String,
     pub text: String,

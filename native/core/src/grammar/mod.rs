@@ -28,7 +28,7 @@ pub use token_atom::TokenSelector;
 /// Model tokens a terminal matches by id instead of by bytes: token atoms
 /// written in the grammar (`<|eot_id|>`, `<[12]>`, `@token(12)`, see
 /// [`token_atom`]) or an `extern token` slot bound later.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct ExactTokens {
     /// Token ids (empty while an extern slot is unbound).
     pub tokens: Vec<u32>,
@@ -41,10 +41,11 @@ pub struct ExactTokens {
     pub slot: bool,
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct Terminal {
     /// Display name: the user's name, or the quoted literal for anonymous ones.
     pub name: String,
+    #[serde(with = "crate::artifact::codec::pattern_tree")]
     pub pattern: Pattern,
     /// Ignored terminals may appear between any two lexemes and never reach the parser.
     pub ignored: bool,
@@ -72,9 +73,10 @@ pub enum Expr {
     Repeat { expr: Box<Expr>, min: u32, max: Option<u32> },
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct Rule {
     pub name: String,
+    #[serde(with = "crate::artifact::codec::expr_tree")]
     pub body: Expr,
     pub span: Span,
     /// An `extern grammar` slot: the empty language until a child grammar
@@ -82,8 +84,9 @@ pub struct Rule {
     pub slot: bool,
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct Grammar {
+    #[serde(with = "crate::artifact::codec::shared_source")]
     pub source: Arc<Source>,
     pub terminals: Vec<Terminal>,
     pub rules: Vec<Rule>,

@@ -24,19 +24,19 @@ use super::{Expr, Grammar};
 use crate::error::{Error, Result};
 use crate::ids::{NonterminalId, ProductionId, RuleId, TerminalId};
 
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
 pub enum Symbol {
     T(TerminalId),
     N(NonterminalId),
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct Production {
     pub lhs: NonterminalId,
     pub rhs: Vec<Symbol>,
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct Nonterminal {
     pub name: String,
     /// The user's rule this nonterminal came from (for error messages).
@@ -46,12 +46,14 @@ pub struct Nonterminal {
 /// BNF with no ε-productions except `start → ε`, no cycles, every
 /// nonterminal productive and reachable. `start` is the augmented start
 /// symbol: it never appears on a right-hand side.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct NormalGrammar {
     pub num_terminals: usize,
     pub nonterminals: Vec<Nonterminal>,
     pub productions: Vec<Production>,
     pub start: NonterminalId,
+    /// Derived from `productions` (not saved in artifacts).
+    #[serde(skip)]
     pub by_lhs: Vec<Vec<ProductionId>>,
 }
 
@@ -69,6 +71,15 @@ impl Default for NormalLimits {
 }
 
 impl NormalGrammar {
+    /// Fill `by_lhs` from `productions` (after building or loading).
+    pub(crate) fn index_by_lhs(&mut self) {
+        let mut by_lhs = vec![Vec::new(); self.nonterminals.len()];
+        for (i, p) in self.productions.iter().enumerate() {
+            by_lhs[p.lhs.index()].push(ProductionId::from_usize(i));
+        }
+        self.by_lhs = by_lhs;
+    }
+
     pub fn production(&self, id: ProductionId) -> &Production {
         &self.productions[id.index()]
     }
@@ -131,11 +142,15 @@ impl Bnf {
     fn finish(self, num_terminals: usize) -> NormalGrammar {
         let mut seen = FxHashSet::default();
         let productions: Vec<Production> = self.productions.into_iter().filter(|p| seen.insert(p.clone())).collect();
-        let mut by_lhs = vec![Vec::new(); self.nonterminals.len()];
-        for (i, p) in productions.iter().enumerate() {
-            by_lhs[p.lhs.index()].push(ProductionId::from_usize(i));
-        }
-        NormalGrammar { num_terminals, nonterminals: self.nonterminals, productions, start: self.start, by_lhs }
+        let mut g = NormalGrammar {
+            num_terminals,
+            nonterminals: self.nonterminals,
+            productions,
+            start: self.start,
+            by_lhs: Vec::new(),
+        };
+        g.index_by_lhs();
+        g
     }
 }
 

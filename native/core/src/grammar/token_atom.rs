@@ -25,7 +25,7 @@ use crate::sets::BitSet;
 use crate::vocab::{TokenKind, Vocab};
 
 /// One item of an atom: an inclusive id range, or a token's text.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum TokenRef {
     /// `hi == None`: up to the vocabulary's last id (`MAX`).
     Ids {
@@ -37,7 +37,7 @@ pub enum TokenRef {
 
 /// The tokens an atom names: `refs`, or every token but `refs` when
 /// `negated` (`<[*]>` is a negation of nothing).
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct TokenSelector {
     pub refs: Vec<TokenRef>,
     pub negated: bool,

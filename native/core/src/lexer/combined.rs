@@ -14,10 +14,11 @@ use crate::error::{Error, Result};
 use crate::grammar::Grammar;
 use crate::ids::{DfaStateId, TerminalId};
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct LexerDfa {
     /// One minimal DFA per terminal, indexed by `TerminalId`.
     pub terminals: Vec<TermDfa>,
+    #[serde(with = "crate::artifact::codec::byte_table")]
     pub classes: [u8; 256],
     pub num_classes: usize,
     /// One representative byte per class.

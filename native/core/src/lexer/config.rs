@@ -25,7 +25,7 @@ use crate::ids::{DfaStateId, LexConfigId, TerminalId};
 /// `(terminal, state in that terminal's DFA)`: T must not reach an accepting state.
 pub type Exclusion = (TerminalId, u32);
 
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct LexConfig {
     pub dfa: DfaStateId,
     pub exclusions: Vec<Exclusion>,
@@ -33,7 +33,7 @@ pub struct LexConfig {
 
 pub const NO_CONFIG: u32 = u32::MAX;
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct LexConfigs {
     pub configs: Vec<LexConfig>,
     pub num_classes: usize,

@@ -15,8 +15,9 @@ use crate::error::{Error, Result};
 use crate::grammar::Pattern;
 
 /// A complete DFA over bytes with byte classes. State 0 is the dead state.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct TermDfa {
+    #[serde(with = "crate::artifact::codec::byte_table")]
     pub classes: [u8; 256],
     pub num_classes: usize,
     /// `trans[state * num_classes + class]`.

@@ -14,7 +14,7 @@ use crate::error::Result;
 use crate::grammar::Grammar;
 
 /// Everything lexical about a grammar, built once per grammar.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct Lexer {
     pub dfa: LexerDfa,
     pub configs: LexConfigs,

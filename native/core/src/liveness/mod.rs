@@ -46,14 +46,14 @@ use crate::lr::LrTables;
 use crate::sets::BitSet;
 
 /// "Push `nt` on the node `dist` below, in lexical state `lex`."
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
 pub struct Exit {
     pub nt: NonterminalId,
     pub dist: u32,
     pub lex: u32,
 }
 
-#[derive(Copy, Clone, Debug, Default)]
+#[derive(Copy, Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct Entry {
     pub start: u32,
     pub len: u32,
@@ -75,7 +75,7 @@ impl Default for LivenessLimits {
     }
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct Liveness {
     /// |L| = boundary configurations + END.
     pub num_lex: usize,
@@ -88,21 +88,21 @@ pub struct Liveness {
     /// Per terminal: whether some sentence ends with it (see `grammar::adjacent::sentence_ends`).
     pub may_end: Vec<bool>,
     /// Per lexer configuration: which set in `first_reach_sets`.
-    first_reach_of: Vec<u32>,
+    pub(crate) first_reach_of: Vec<u32>,
     /// `(terminal, lexical state after it)` for every way the lexeme in
     /// progress can end, over all byte continuations.
-    first_reach_sets: Vec<Vec<(TerminalId, u32)>>,
+    pub(crate) first_reach_sets: Vec<Vec<(TerminalId, u32)>>,
     /// Per LR state: offset of its `[goto index][lex]` block in `enter`.
-    enter_start: Vec<u32>,
-    enter: Vec<Entry>,
+    pub(crate) enter_start: Vec<u32>,
+    pub(crate) enter: Vec<Entry>,
     /// `[state][lex]`.
-    live_b: Vec<Entry>,
-    exits: Vec<Exit>,
+    pub(crate) live_b: Vec<Entry>,
+    pub(crate) exits: Vec<Exit>,
     /// For inspection: the reach relations' sizes.
     pub stats: LivenessStats,
 }
 
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct LivenessStats {
     pub boundary_configs: usize,
     pub first_reach_sets: usize,

@@ -16,13 +16,13 @@ use crate::graph::strongly_connected_components;
 use crate::ids::{LrStateId, NonterminalId, ProductionId, TerminalId};
 
 /// An LR(0) item: production and dot position.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
 pub struct Item {
     pub production: ProductionId,
     pub dot: u32,
 }
 
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct LrState {
     /// Kernel items, sorted. The closure is recomputed where needed.
     pub kernel: Vec<Item>,
@@ -35,7 +35,7 @@ pub struct LrState {
     pub reduces: Vec<(TerminalId, ProductionId)>,
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct LrTables {
     pub states: Vec<LrState>,
     /// Lookahead id of end of input (one past the last terminal).
@@ -43,6 +43,8 @@ pub struct LrTables {
     /// Left corners: `B` for each `A → B …`. A state's closure follows
     /// them from its kernel; their transitive closure per nonterminal was
     /// quadratic in a chain of rules (`r{i} ::= "x" | r{i+1}`, 30k rules: 1.8 GB).
+    /// Derived from the grammar (not saved in artifacts).
+    #[serde(skip)]
     left_corners: Vec<Vec<NonterminalId>>,
 }
 
@@ -61,6 +63,11 @@ impl Default for LrLimits {
 pub const START_STATE: LrStateId = LrStateId(0);
 
 impl LrTables {
+    /// Recompute the left corners (not saved in artifacts).
+    pub(crate) fn restore_left_corners(&mut self, g: &NormalGrammar) {
+        self.left_corners = left_corners(g);
+    }
+
     pub fn build(g: &NormalGrammar, limits: &LrLimits) -> Result<LrTables> {
         let left_corners = left_corners(g);
         let mut tables = LrTables { states: Vec::new(), end: TerminalId::from_usize(g.num_terminals), left_corners };

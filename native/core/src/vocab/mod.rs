@@ -23,7 +23,7 @@ use crate::ids::TokenId;
 use crate::mask::compiled::InteriorCache;
 pub use trie::Trie;
 
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+#[derive(Copy, Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum TokenKind {
     Bytes,
     ExactOnly,
@@ -43,7 +43,7 @@ pub struct Vocab {
 }
 
 /// What a loader knows about a vocabulary beyond id → bytes.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct VocabMetadata {
     /// Display names of exact-only tokens (`<|endoftext|>`, `<0x00>` for an
     /// unused piece), sorted by id, at most one per id. Names are for lookup
@@ -56,7 +56,7 @@ pub struct VocabMetadata {
 }
 
 /// File formats the [`loaders`] read.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+#[derive(Copy, Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum VocabFormat {
     /// HF `tokenizer.json`, byte-level BPE (GPT-2 byte↔unicode alphabet).
     HfByteLevel,
@@ -91,7 +91,7 @@ impl VocabFormat {
 }
 
 /// One entry when building a vocabulary.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum TokenDef {
     Bytes(Vec<u8>),
     ExactOnly,

@@ -28,12 +28,14 @@ use super::Fuel;
 pub type SeqId = u32;
 pub const ROOT_SEQ: SeqId = 0;
 
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct SeqTrie {
     /// `(parent, terminal)` per node (node 0 has a dummy entry).
     pub nodes: Vec<(SeqId, TerminalId)>,
+    #[serde(skip)]
     index: FxHashMap<(SeqId, TerminalId), SeqId>,
-    /// Children per node, filled by `finish`.
+    /// Children per node, filled by `finish` (not saved in artifacts).
+    #[serde(skip)]
     pub children: Vec<Vec<SeqId>>,
 }
 
@@ -57,6 +59,12 @@ impl SeqTrie {
         }
     }
 
+    /// Rebuild the lookup index and children (not saved in artifacts).
+    fn restore_derived(&mut self) {
+        self.index = self.nodes.iter().enumerate().skip(1).map(|(i, &node)| (node, i as SeqId)).collect();
+        self.finish();
+    }
+
     pub fn terminal(&self, s: SeqId) -> TerminalId {
         self.nodes[s as usize].1
     }
@@ -74,7 +82,7 @@ impl SeqTrie {
 pub type Outcome = (SeqId, u32);
 
 /// Tokens of one class, stored densely when large.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub enum TokenSet {
     List(Vec<u32>),
     Bits(BitSet),
@@ -174,7 +182,7 @@ enum KeyKind {
     Lexeme(TerminalId, LexConfigId),
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct TokenClasses {
     pub seqs: SeqTrie,
     /// Per lexer configuration: the keys whose classes make up its mask.
@@ -183,6 +191,7 @@ pub struct TokenClasses {
     pub key_classes: Vec<(u32, u32)>,
     /// Per lexer configuration: its keys' classes as a few id ranges, each
     /// walked as one live set (see `spans_of`).
+    #[serde(skip)]
     pub config_spans: Vec<Vec<Span>>,
     pub outcomes: Vec<Vec<Outcome>>,
     pub tokens: Vec<TokenSet>,
@@ -588,6 +597,13 @@ fn walk_keys(input: &WalkInput, worker: usize, workers: usize, budget: &WalkBudg
 }
 
 impl TokenClasses {
+    /// Recompute what artifacts leave out: the sequence trie's index and
+    /// children, and the configurations' spans.
+    pub(crate) fn restore_derived(&mut self) {
+        self.seqs.restore_derived();
+        self.config_spans = self.config_keys.iter().map(|keys| spans_of(keys, &self.key_classes)).collect();
+    }
+
     pub fn num_classes(&self) -> usize {
         self.outcomes.len()
     }

@@ -67,7 +67,7 @@ struct Sym {
     job: Job,
 }
 
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct DwaState {
     /// Target for LR states without a specific entry (`NONE`: dead).
     pub default: u32,
@@ -82,7 +82,7 @@ pub struct DwaState {
     pub future: u32,
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct ParserDwa {
     /// First read: LR state of the top node → DWA state.
     pub start: Vec<u32>,

@@ -140,7 +140,7 @@ impl Default for StaticLimits {
     }
 }
 
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct StaticStats {
     pub token_classes: usize,
     pub sequence_nodes: usize,
@@ -161,6 +161,12 @@ pub struct StaticTables {
 }
 
 impl StaticTables {
+    /// Tables loaded from an artifact (validated): recompute what is derived.
+    pub(crate) fn restore(mut classes: TokenClasses, dwa: ParserDwa, stats: StaticStats) -> StaticTables {
+        classes.restore_derived();
+        StaticTables { classes, dwa, check_unions: CheckUnions::default(), stats }
+    }
+
     pub fn build(g: &CompiledGrammar, vocab: &Vocab, limits: &StaticLimits) -> Result<StaticTables> {
         let mut fuel = Fuel::new(limits.fuel).with_deadline(limits.max_millis);
         let t = Instant::now();

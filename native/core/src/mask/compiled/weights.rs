@@ -26,7 +26,7 @@ const RANGE_COST_IN_WORDS: usize = 16;
 
 /// An immutable set of class ids, in its smaller form (see
 /// `RANGE_COST_IN_WORDS`).
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum ClassSet {
     /// Sorted, disjoint, non-adjacent half-open ranges.
     Ranges(Box<[(u32, u32)]>),
