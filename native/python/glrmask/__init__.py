@@ -34,6 +34,7 @@ from glrmask._internal import (
 )
 from glrmask._internal import __version__ as __version__
 from glrmask.errors import (
+    ArtifactError,
     GlrmaskError,
     GrammarError,
     InternalError,
@@ -108,5 +109,6 @@ __all__ = [
     "RejectedError",
     "StateError",
     "LimitError",
+    "ArtifactError",
     "InternalError",
 ]

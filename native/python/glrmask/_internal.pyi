@@ -343,6 +343,11 @@ class Constraint:
         """Wait (GIL released) up to ``timeout`` seconds for a pending background
         build; True if none is pending then."""
 
+    def save(self, *, external_vocab: bool = False) -> bytes:
+        """The constraint as an artifact for ``Constraint.load`` (same engine and masks, no recompiling)."""
+    @staticmethod
+    def load(data: bytes | bytearray, vocab: Vocab | None = None) -> Constraint:
+        """Load an artifact of ``save``; ``vocab`` is required for ``external_vocab=True`` artifacts."""
     def describe(self) -> str:
         """Sizes of the compiled tables, including the Static engine's, one per line."""
 
@@ -424,3 +429,6 @@ def fill_masks(
     whole; ids past a state's vocabulary are 0. A state listed twice or in use
     by another thread raises ``StateError``; a repeated or out-of-range row
     raises ``ValueError``."""
+
+def persistent_cache_info() -> dict[str, object]:
+    """The ``GLRMASK_CACHE_DIR`` compile cache: ``dir`` (None when off), this process's ``hits`` and ``misses``."""

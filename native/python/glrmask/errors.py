@@ -45,6 +45,10 @@ class LimitError(GlrmaskError, ValueError):
     """A compile-time or runtime resource limit was reached; the message names the limit."""
 
 
+class ArtifactError(GlrmaskError, ValueError):
+    """A saved artifact is truncated, corrupted, hostile or from another glrmask version."""
+
+
 class InternalError(GlrmaskError, RuntimeError):
     """A bug in glrmask. The object that raised it may refuse further use."""
 
@@ -57,5 +61,6 @@ __all__ = [
     "RejectedError",
     "StateError",
     "LimitError",
+    "ArtifactError",
     "InternalError",
 ]

@@ -16,6 +16,11 @@ use pyo3::types::{PyBytes, PyDict, PyList, PyString};
 use rayon::prelude::*;
 
 use glrmask_core as core;
+use glrmask_core::artifact::cache::CompileCache;
+
+/// Compiles answered by the persistent cache, and compiles that stored into it.
+static CACHE_HITS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+static CACHE_MISSES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
 mod allocator;
 
@@ -39,6 +44,7 @@ fn class_name(kind: core::ErrorKind) -> &'static str {
         core::ErrorKind::Vocab => "VocabError",
         core::ErrorKind::Rejected => "RejectedError",
         core::ErrorKind::State => "StateError",
+        core::ErrorKind::Artifact => "ArtifactError",
         core::ErrorKind::Internal => "InternalError",
     }
 }
@@ -930,26 +936,58 @@ impl Grammar {
         let optimization = parse_optimization(optimization)?;
         let limits = parse_limits(limits)?;
         let end = end_tokens.map(extract_end_tokens).transpose()?.unwrap_or_default();
-        let compiled = self.compiled(py, &limits.compile)?;
         let vocab = vocab.inner.clone();
-        let inner = guard(py, move || {
+        let checked = vocab.clone();
+        let ids = guard_light(py, move || {
             for &(id, fingerprint) in &end {
                 if let Some(f) = fingerprint {
-                    vocab.check_fingerprint(f, &format!("end token {id}"))?;
+                    checked.check_fingerprint(f, &format!("end token {id}"))?;
                 }
                 // A gap is never allowed, not even as an end token (ids past
                 // the vocabulary are refused by `Constraint::new`).
-                if (id as usize) < vocab.len() {
-                    vocab.token_id(id)?;
+                if (id as usize) < checked.len() {
+                    checked.token_id(id)?;
                 }
             }
-            let ids: Vec<u32> = end.iter().map(|&(id, _)| id).collect();
+            Ok(end.iter().map(|&(id, _)| id).collect::<Vec<u32>>())
+        })?;
+        // The persistent cache (GLRMASK_CACHE_DIR): a hit skips compiling.
+        // A background compile is not cached (its result is not final yet).
+        let cached = match CompileCache::from_env().filter(|_| !background) {
+            Some(cache) => {
+                let (ir, v, ids, limits) = (self.ir.clone(), vocab.clone(), ids.clone(), limits.clone());
+                let key = guard_light(py, move || CompileCache::key(&ir, &v, &ids, optimization, &limits))?;
+                let v = vocab.clone();
+                let (c2, k2) = (cache.clone(), key.clone());
+                if let Some(hit) = py.detach(move || c2.get(&k2, &v)) {
+                    CACHE_HITS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    return Ok(Constraint { inner: hit });
+                }
+                CACHE_MISSES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                Some((cache, key))
+            }
+            None => None,
+        };
+        let compiled = self.compiled(py, &limits.compile)?;
+        let inner = guard(py, move || {
             if background {
                 core::Constraint::with_background_static(compiled, vocab, &ids, optimization, &limits)
             } else {
                 core::Constraint::with_limits(compiled, vocab, &ids, optimization, &limits)
             }
         })?;
+        if let Some((cache, key)) = cached {
+            let c = inner.clone();
+            if let Err(e) = py.detach(move || cache.put(&key, &c)) {
+                // A cache that cannot be written costs time, not correctness.
+                PyErr::warn(
+                    py,
+                    &py.get_type::<pyo3::exceptions::PyRuntimeWarning>(),
+                    &std::ffi::CString::new(e.to_string()).unwrap_or_default(),
+                    1,
+                )?;
+            }
+        }
         Ok(Constraint { inner })
     }
 
@@ -1051,6 +1089,38 @@ static compile µs: classes {} dwa {}
             ));
         }
         out
+    }
+
+    /// The constraint as an artifact: bytes that `Constraint.load` turns back
+    /// into the same constraint (same engine, masks and end tokens) in any
+    /// process with this glrmask version, without compiling. A pending
+    /// background Static build is waited for first. `external_vocab=True`
+    /// leaves the vocabulary out; loading then needs the exact same token
+    /// mapping (checked by fingerprint).
+    #[pyo3(signature = (*, external_vocab=false))]
+    fn save<'py>(&self, py: Python<'py>, external_vocab: bool) -> PyResult<Bound<'py, PyBytes>> {
+        let inner = self.inner.clone();
+        let data = guard_light(py, move || core::artifact::save(&inner, external_vocab))?;
+        Ok(PyBytes::new(py, &data))
+    }
+
+    /// Load an artifact of `save`. `vocab` is required for an artifact saved
+    /// with `external_vocab=True`; for one with its vocabulary embedded it is
+    /// optional and, if given, must be the same mapping (it is then shared).
+    /// A truncated, corrupted or foreign artifact raises `ArtifactError`.
+    #[staticmethod]
+    #[pyo3(signature = (data, vocab=None))]
+    fn load(py: Python<'_>, data: pyo3::pybacked::PyBackedBytes, vocab: Option<&Vocab>) -> PyResult<Constraint> {
+        let vocab = vocab.map(|v| v.inner.clone());
+        let inner = guard_light(py, move || core::artifact::load(&data, vocab))?;
+        Ok(Constraint { inner })
+    }
+
+    /// Pickling (for worker processes) goes through `save`/`load`.
+    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<(Bound<'py, PyAny>, (Bound<'py, PyBytes>,))> {
+        let py = slf.py();
+        let load = slf.get_type().getattr("load")?;
+        Ok((load, (slf.get().save(py, false)?,)))
     }
 
     /// The Dynamic engine's mask for a state of this constraint (tests).
@@ -1451,6 +1521,18 @@ fn unpack_bits(bits: &BitSet, size: usize) -> Vec<bool> {
     out
 }
 
+/// The persistent compile cache (`GLRMASK_CACHE_DIR`): its directory (None
+/// when off) and this process's `hits` (compiles answered by loading an
+/// entry) and `misses` (compiles that stored a new entry).
+#[pyfunction]
+fn persistent_cache_info<'py>(py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("dir", CompileCache::from_env().map(|c| c.dir().to_string_lossy().into_owned()))?;
+    d.set_item("hits", CACHE_HITS.load(std::sync::atomic::Ordering::Relaxed))?;
+    d.set_item("misses", CACHE_MISSES.load(std::sync::atomic::Ordering::Relaxed))?;
+    Ok(d)
+}
+
 #[pymodule]
 fn _internal(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Vocab>()?;
@@ -1460,6 +1542,7 @@ fn _internal(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Constraint>()?;
     m.add_class::<ConstraintState>()?;
     m.add_function(wrap_pyfunction!(default_limits, m)?)?;
+    m.add_function(wrap_pyfunction!(persistent_cache_info, m)?)?;
     m.add_function(wrap_pyfunction!(fill_masks, m)?)?;
     m.add_function(wrap_pyfunction!(allocator::mimalloc_purge_delay, m)?)?;
     m.add_function(wrap_pyfunction!(allocator::mimalloc_purge_decommits, m)?)?;

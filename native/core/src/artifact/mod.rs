@@ -23,6 +23,7 @@
 //! passes is safe to mask and commit with: a bad one is an `Artifact`
 //! error naming what is wrong, never a panic.
 
+pub mod cache;
 pub mod codec;
 mod validate;
 
@@ -223,7 +224,19 @@ pub fn load_body(header: &Header, body: &[u8], vocab: Option<Arc<Vocab>>) -> Res
         }
         _ => return Err(bad("artifact's vocabulary mode does not match its body")),
     };
-    vocab.check_fingerprint(header.vocab_fingerprint, "the artifact")?;
+    if vocab.fingerprint() != header.vocab_fingerprint {
+        return Err(Error::new(
+            ErrorKind::Vocab,
+            "vocab_mismatch",
+            format!(
+                "the artifact was compiled for another vocabulary (fingerprint {:#018x}) than this one \
+                 ({} ids, fingerprint {:#018x}): load it with the tokenizer it was compiled with",
+                header.vocab_fingerprint,
+                vocab.len(),
+                vocab.fingerprint()
+            ),
+        ));
+    }
     let mut grammar = body.grammar;
     validate::compiled_grammar(&grammar).map_err(bad)?;
     grammar.restore_derived();
