@@ -36,7 +36,7 @@ if cargo +nightly --version >/dev/null 2>&1; then
   cargo fuzz --version >/dev/null 2>&1 || cargo install --quiet --locked cargo-fuzz
   (
     cd native/fuzz
-    for target in grammar_text json_schema; do
+    for target in grammar_text json_schema artifact; do
       mkdir -p "corpus/$target"
       cargo +nightly fuzz run "$target" "corpus/$target" seeds/"$target" -- \
         -max_total_time="${GLRMASK_FUZZ_SECONDS:-30}" -rss_limit_mb=4096 -timeout=30 2>&1 | tail -n 4

@@ -71,3 +71,8 @@ fn grammar_text_target() {
 fn json_schema_target() {
     replay("json_schema", harness::json_schema, 200);
 }
+
+#[test]
+fn artifact_target() {
+    replay("artifact", harness::artifact, 300);
+}

@@ -65,6 +65,30 @@ pub fn json_schema(data: &[u8]) {
     }
 }
 
+/// Target `artifact`: the input is a saved constraint. Loaded as given
+/// (header checks), then resealed so that the body reaches the decoder and
+/// the bounds checks; whatever loads is masked and committed with. Nothing
+/// may panic (a hostile artifact's masks need not agree with any oracle).
+pub fn artifact(data: &[u8]) {
+    let Some((head, artifact)) = split(data) else { return };
+    let _ = glrmask_core::artifact::load(artifact, None);
+    let mut sealed = artifact.to_vec();
+    glrmask_core::artifact::reseal(&mut sealed);
+    let Ok(constraint) = glrmask_core::artifact::load(&sealed, None) else { return };
+    let mut state = constraint.start();
+    for &choice in head.iter().skip(1) {
+        let allowed: Vec<usize> = state.mask().iter().collect();
+        let _ = state.dynamic_mask();
+        let _ = state.is_accepting();
+        let t = if allowed.is_empty() || choice & 1 == 1 {
+            choice as u32 % (constraint.vocab_size() as u32 + 2)
+        } else {
+            allowed[choice as usize % allowed.len()] as u32
+        };
+        let _ = state.commit_token(t);
+    }
+}
+
 fn split(data: &[u8]) -> Option<(&[u8], &[u8])> {
     (data.len() >= HEADER).then(|| data.split_at(HEADER))
 }

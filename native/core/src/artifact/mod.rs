@@ -139,6 +139,19 @@ pub fn save(c: &Constraint, external_vocab: bool) -> Result<Vec<u8>> {
     Ok(out)
 }
 
+/// Make the header's body length and checksum agree with the body that
+/// follows (fuzzing: so that mutations reach the decoder and the checks
+/// behind the checksum, as a hostile artifact can).
+#[doc(hidden)]
+pub fn reseal(data: &mut [u8]) {
+    if data.len() >= HEADER_LEN {
+        let body_len = (data.len() - HEADER_LEN) as u64;
+        let crc = crc32fast::hash(&data[HEADER_LEN..]);
+        data[40..48].copy_from_slice(&body_len.to_le_bytes());
+        data[48..52].copy_from_slice(&crc.to_le_bytes());
+    }
+}
+
 /// Read and check the header; returns it with the body.
 pub fn read_header(data: &[u8]) -> Result<(Header, &[u8])> {
     if data.len() < 8 || &data[..8] != MAGIC {
