@@ -197,3 +197,80 @@ def test_cache_is_off_by_default():
 
     if "GLRMASK_CACHE_DIR" not in __import__("os").environ:
         assert _internal.persistent_cache_info()["dir"] is None
+
+
+# ---- UnlinkedConstraint (seed 004: "Cache an unlinked parent") ----------------------------
+
+PARENT = """
+glrm 1;
+start document;
+extern grammar payload;
+nt document = "{" payload "}";
+"""
+
+PAYLOAD_SCHEMAS = [
+    {"type": "object", "properties": {"q": {"type": "string", "maxLength": 4}}, "required": ["q"]},
+    {"type": "array", "items": {"type": "integer"}, "maxItems": 3},
+    {"enum": ["ab", 12, True]},
+]
+
+
+@pytest.mark.parametrize("optimization", OPTIMIZATIONS, ids=lambda o: o.name)
+def test_linked_parent_masks_like_the_composed_source(optimization):
+    v = vocab()
+    parent = glrmask.Grammar.from_glrm(PARENT)
+    # The seed's blocks, as written.
+    host = parent.compile_unlinked(v, end_tokens=[EOS])
+    assert host.open_slots == ["payload"]
+    artifact = host.save()
+    host = glrmask.UnlinkedConstraint.load(artifact)
+    for payload_schema in PAYLOAD_SCHEMAS:
+        child = glrmask.Grammar.from_json_schema(payload_schema).compile(v)
+        bound = host.bind("payload", child)
+        assert bound.open_slots == [] and host.open_slots == ["payload"]  # bind returns a new value
+        constraint = bound.link(optimization=optimization)
+        source_child = glrmask.Grammar.from_json_schema(payload_schema)
+        composed = parent.bind("payload", source_child).compile(v, optimization=optimization, end_tokens=[EOS])
+        assert constraint.engine == composed.engine
+        assert constraint.end_tokens == [EOS]  # the parent's, not the child's
+        assert_same_walks(composed, constraint, seeds=range(3))
+        # A linked constraint saves and loads like any other.
+        assert_same_walks(composed, glrmask.Constraint.load(constraint.save()), seeds=[5])
+
+
+def test_unlinked_bind_is_compiled_only_and_link_needs_every_slot():
+    v = vocab()
+    parent = glrmask.Grammar.from_glrm(PARENT)
+    host = parent.compile_unlinked(v)
+    with pytest.raises(TypeError, match="compiled children"):
+        host.bind("payload", glrmask.Grammar.from_regex("[ab]+"))
+    with pytest.raises(TypeError, match="compiled children"):
+        host.bind("payload", host)
+    with pytest.raises(glrmask.GrammarError, match="payload"):
+        host.link()
+    with pytest.raises(glrmask.GrammarError):
+        host.bind("nope", glrmask.Grammar.from_regex("a").compile(v))
+    other = glrmask.Vocab.from_id_to_bytes(TOKENS + [b"", b"zz"])
+    with pytest.raises(glrmask.VocabError):
+        host.bind("payload", glrmask.Grammar.from_regex("a").compile(other))
+    # The child's end tokens are not inherited.
+    child = glrmask.Grammar.from_regex("[ab]+").compile(v, end_tokens=[EOS])
+    linked = host.bind("payload", child).link()
+    assert linked.end_tokens == []
+    # Token slots bind exact tokens.
+    tok_parent = glrmask.Grammar.from_glrm('glrm 1; start s; extern token T; nt s = "a" T;')
+    linked = tok_parent.compile_unlinked(v).bind("T", v.token(EOS)).link()
+    s = linked.start()
+    s.commit_bytes(b"a")
+    assert np.nonzero(s.mask())[0].tolist() == [EOS]
+    # Pickle, external vocabulary, wrong artifact kind.
+    again = pickle.loads(pickle.dumps(host))
+    assert again.open_slots == ["payload"]
+    ext = host.save(external_vocab=True)
+    assert glrmask.UnlinkedConstraint.load(ext, vocab=v).open_slots == ["payload"]
+    with pytest.raises(glrmask.VocabError):
+        glrmask.UnlinkedConstraint.load(ext)
+    with pytest.raises(glrmask.ArtifactError, match="Constraint.load"):
+        glrmask.UnlinkedConstraint.load(child.save())
+    with pytest.raises(glrmask.ArtifactError, match="UnlinkedConstraint.load"):
+        glrmask.Constraint.load(host.save())

@@ -25,6 +25,7 @@ pub mod lr;
 pub mod mask;
 pub mod sets;
 pub mod source;
+pub mod unlinked;
 pub mod vocab;
 
 pub use compile::{CompileLimits, CompiledGrammar};

@@ -147,7 +147,8 @@ fn header_fields_are_checked() {
         (12, b'9', "glrmask-core"),
         (28, 7, "unknown engine"),
         (29, 2, "vocabulary mode"),
-        (30, 1, "reserved"),
+        (30, 2, "unknown kind"),
+        (31, 1, "reserved"),
         (60, 0x55, "checksum"),
     ];
     for &(at, byte, expect) in cases {
@@ -209,4 +210,45 @@ proptest! {
             exercise(&c, seed);
         }
     }
+}
+
+#[test]
+fn linked_constraints_mask_like_composed_sources_and_survive_save_load() {
+    use glrmask_core::limits::Limits;
+    use glrmask_core::unlinked::UnlinkedConstraint;
+    let vocab = vocab_of(&tokens());
+    let parent = || {
+        parse_glrm(r#"glrm 1; start d; extern grammar payload; ignore " "; nt d = "[" payload ("," payload)* "]";"#)
+            .unwrap()
+    };
+    for (name, child) in grammars().into_iter().skip(1) {
+        for opt in [Optimization::FastBuild, Optimization::FastRuntime] {
+            let context = format!("{name} {opt:?}");
+            let composed = compile(parent().bind_grammar("payload", &child).unwrap(), &vocab, opt);
+            let host = UnlinkedConstraint::new(parent(), vocab.clone(), vec![0]).unwrap();
+            assert_eq!(host.open_slots(), vec!["payload"]);
+            let host = artifact::load_unlinked(&artifact::save_unlinked(&host, false).unwrap(), None).unwrap();
+            let child_c = compile(child.clone(), &vocab, Optimization::FastBuild);
+            let linked = host.bind_constraint("payload", &child_c).unwrap().link(opt, &Limits::default()).unwrap();
+            assert_eq!(linked.engine(), composed.engine(), "{context}");
+            assert_same_masks(&composed, &linked, 11, &context);
+            // Unbound: linking names the slot.
+            let err = host.link(opt, &Limits::default()).unwrap_err();
+            assert_eq!(err.code(), "unbound_slot", "{err}");
+        }
+    }
+    // An unlinked artifact is not a constraint artifact, and the other way round.
+    let host = UnlinkedConstraint::new(parent(), vocab.clone(), vec![]).unwrap();
+    let data = artifact::save_unlinked(&host, true).unwrap();
+    assert!(load(&data, Some(vocab.clone())).unwrap_err().message().contains("UnlinkedConstraint"));
+    let c = compile(grammars().remove(0).1, &vocab, Optimization::FastBuild);
+    assert!(artifact::load_unlinked(&save(&c, false).unwrap(), None)
+        .unwrap_err()
+        .message()
+        .contains("Constraint.load"));
+    // A child of another vocabulary is refused.
+    let mut other = tokens();
+    other.push(b"zz".to_vec());
+    let foreign = compile(grammars().remove(3).1, &vocab_of(&other), Optimization::FastBuild);
+    assert_eq!(host.bind_constraint("payload", &foreign).unwrap_err().code(), "vocab_mismatch");
 }

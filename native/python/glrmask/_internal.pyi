@@ -309,8 +309,37 @@ class Grammar:
         reused by later compiles whatever their limits.
         """
 
+    def compile_unlinked(
+        self,
+        vocab: Vocab,
+        end_tokens: ExactToken | ExactTokens | Iterable[_EndToken] | None = None,
+    ) -> UnlinkedConstraint:
+        """The grammar held for ``vocab`` with its extern slots open (bind compiled children, then ``link``)."""
+
     def describe(self) -> str:
         """Sizes of the compiled tables, one per line."""
+
+@final
+class UnlinkedConstraint:
+    """A parent grammar held for one vocabulary with its extern slots open; bind compiled children, then link."""
+
+    @property
+    def open_slots(self) -> list[str]: ...
+    @property
+    def vocab_size(self) -> int: ...
+    @property
+    def end_tokens(self) -> list[int]: ...
+    def bind(self, name: str, value: Constraint | ExactToken | ExactTokens) -> UnlinkedConstraint: ...
+    def link(
+        self,
+        optimization: object | None = None,
+        *,
+        limits: dict[str, int] | None = None,
+        background: bool = False,
+    ) -> Constraint: ...
+    def save(self, *, external_vocab: bool = False) -> bytes: ...
+    @staticmethod
+    def load(data: bytes | bytearray, vocab: Vocab | None = None) -> UnlinkedConstraint: ...
 
 @final
 class Constraint:

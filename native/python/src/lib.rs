@@ -935,22 +935,8 @@ impl Grammar {
     ) -> PyResult<Constraint> {
         let optimization = parse_optimization(optimization)?;
         let limits = parse_limits(limits)?;
-        let end = end_tokens.map(extract_end_tokens).transpose()?.unwrap_or_default();
         let vocab = vocab.inner.clone();
-        let checked = vocab.clone();
-        let ids = guard_light(py, move || {
-            for &(id, fingerprint) in &end {
-                if let Some(f) = fingerprint {
-                    checked.check_fingerprint(f, &format!("end token {id}"))?;
-                }
-                // A gap is never allowed, not even as an end token (ids past
-                // the vocabulary are refused by `Constraint::new`).
-                if (id as usize) < checked.len() {
-                    checked.token_id(id)?;
-                }
-            }
-            Ok(end.iter().map(|&(id, _)| id).collect::<Vec<u32>>())
-        })?;
+        let ids = checked_end_tokens(py, &vocab, end_tokens)?;
         // The persistent cache (GLRMASK_CACHE_DIR): a hit skips compiling.
         // A background compile is not cached (its result is not final yet).
         let cached = match CompileCache::from_env().filter(|_| !background) {
@@ -991,6 +977,23 @@ impl Grammar {
         Ok(Constraint { inner })
     }
 
+    /// The grammar held for `vocab` with its `extern` slots open, to bind
+    /// compiled children into per request (`UnlinkedConstraint.bind`) and
+    /// `link`. `end_tokens` as for `compile`; a child's are not inherited.
+    #[pyo3(signature = (vocab, end_tokens=None))]
+    fn compile_unlinked(
+        &self,
+        py: Python<'_>,
+        vocab: &Vocab,
+        end_tokens: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<UnlinkedConstraint> {
+        let vocab = vocab.inner.clone();
+        let ids = checked_end_tokens(py, &vocab, end_tokens)?;
+        let ir = (*self.ir).clone();
+        let inner = guard_light(py, move || core::unlinked::UnlinkedConstraint::new(ir, vocab, ids))?;
+        Ok(UnlinkedConstraint { inner: Arc::new(inner) })
+    }
+
     /// Sizes of the compiled tables, one per line.
     fn describe(&self, py: Python<'_>) -> PyResult<String> {
         Ok(self.compiled(py, &core::CompileLimits::default())?.describe())
@@ -1002,6 +1005,142 @@ impl Grammar {
 
     fn __repr__(&self) -> String {
         format!("Grammar(terminals={}, rules={})", self.ir.terminals.len(), self.ir.rules.len())
+    }
+}
+
+/// End tokens given to `compile`/`compile_unlinked`, checked against `vocab`.
+fn checked_end_tokens(
+    py: Python<'_>,
+    vocab: &Arc<core::Vocab>,
+    end_tokens: Option<&Bound<'_, PyAny>>,
+) -> PyResult<Vec<u32>> {
+    let end = end_tokens.map(extract_end_tokens).transpose()?.unwrap_or_default();
+    let vocab = vocab.clone();
+    guard_light(py, move || {
+        for &(id, fingerprint) in &end {
+            if let Some(f) = fingerprint {
+                vocab.check_fingerprint(f, &format!("end token {id}"))?;
+            }
+            // A gap is never allowed, not even as an end token (ids past
+            // the vocabulary are refused by `Constraint::new`).
+            if (id as usize) < vocab.len() {
+                vocab.token_id(id)?;
+            }
+        }
+        Ok(end.iter().map(|&(id, _)| id).collect::<Vec<u32>>())
+    })
+}
+
+// ---- UnlinkedConstraint -------------------------------------------------------------------
+
+/// A parent grammar held for one exact vocabulary with its `extern` slots
+/// open (`Grammar.compile_unlinked`): bind compiled children per request,
+/// then `link`. Immutable; `bind` returns a new value.
+#[pyclass(module = "glrmask._internal", frozen)]
+struct UnlinkedConstraint {
+    inner: Arc<core::unlinked::UnlinkedConstraint>,
+}
+
+#[pymethods]
+impl UnlinkedConstraint {
+    /// The slots still open (`extern grammar`, then `extern token`).
+    #[getter]
+    fn open_slots(&self) -> Vec<String> {
+        self.inner.open_slots().into_iter().map(str::to_string).collect()
+    }
+
+    #[getter]
+    fn vocab_size(&self) -> usize {
+        self.inner.vocab.len()
+    }
+
+    #[getter]
+    fn end_tokens(&self) -> Vec<u32> {
+        self.inner.end_tokens.clone()
+    }
+
+    /// A new value with slot `name` bound: an `extern grammar` slot to a
+    /// compiled `Constraint` of the same vocabulary, an `extern token` slot
+    /// to `vocab.token(id)` / `vocab.tokens(ids)`. Source grammars and other
+    /// unlinked constraints are refused (`TypeError`): bind those with `Grammar.bind`.
+    fn bind(&self, py: Python<'_>, name: String, value: &Bound<'_, PyAny>) -> PyResult<UnlinkedConstraint> {
+        let inner = self.inner.clone();
+        if let Ok(child) = value.cast::<Constraint>() {
+            let child = child.get().inner.clone();
+            let bound = guard(py, move || inner.bind_constraint(&name, &child))?;
+            return Ok(UnlinkedConstraint { inner: Arc::new(bound) });
+        }
+        if value.is_instance_of::<Grammar>() || value.is_instance_of::<UnlinkedConstraint>() {
+            return Err(pyo3::exceptions::PyTypeError::new_err(
+                "UnlinkedConstraint.bind takes compiled children (a Constraint, or exact tokens for a token slot); \
+                 bind a source Grammar with Grammar.bind, or compile it first",
+            ));
+        }
+        let (ids, fingerprint) = exact_handle_ids(value)?;
+        let bound = guard(py, move || inner.bind_tokens(&name, ids, fingerprint))?;
+        Ok(UnlinkedConstraint { inner: Arc::new(bound) })
+    }
+
+    /// Compose the bound children into the parent and compile a runnable
+    /// `Constraint` (every slot must be bound: `GrammarError` otherwise).
+    /// `optimization`, `limits` and `background` as for `Grammar.compile`.
+    #[pyo3(signature = (optimization=None, *, limits=None, background=false))]
+    fn link(
+        &self,
+        py: Python<'_>,
+        optimization: Option<&Bound<'_, PyAny>>,
+        limits: Option<&Bound<'_, PyAny>>,
+        background: bool,
+    ) -> PyResult<Constraint> {
+        let optimization = parse_optimization(optimization)?;
+        let limits = parse_limits(limits)?;
+        let u = self.inner.clone();
+        let inner = guard(py, move || {
+            if background {
+                let compiled = core::CompiledGrammar::compile(u.grammar.clone(), &limits.compile)?;
+                core::Constraint::with_background_static(
+                    Arc::new(compiled),
+                    u.vocab.clone(),
+                    &u.end_tokens,
+                    optimization,
+                    &limits,
+                )
+            } else {
+                u.link(optimization, &limits)
+            }
+        })?;
+        Ok(Constraint { inner })
+    }
+
+    /// As `Constraint.save`: an artifact for `UnlinkedConstraint.load`.
+    #[pyo3(signature = (*, external_vocab=false))]
+    fn save<'py>(&self, py: Python<'py>, external_vocab: bool) -> PyResult<Bound<'py, PyBytes>> {
+        let inner = self.inner.clone();
+        let data = guard_light(py, move || core::artifact::save_unlinked(&inner, external_vocab))?;
+        Ok(PyBytes::new(py, &data))
+    }
+
+    /// As `Constraint.load`, for artifacts of `UnlinkedConstraint.save`.
+    #[staticmethod]
+    #[pyo3(signature = (data, vocab=None))]
+    fn load(
+        py: Python<'_>,
+        data: pyo3::pybacked::PyBackedBytes,
+        vocab: Option<&Vocab>,
+    ) -> PyResult<UnlinkedConstraint> {
+        let vocab = vocab.map(|v| v.inner.clone());
+        let inner = guard(py, move || core::artifact::load_unlinked(&data, vocab))?;
+        Ok(UnlinkedConstraint { inner: Arc::new(inner) })
+    }
+
+    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<(Bound<'py, PyAny>, (Bound<'py, PyBytes>,))> {
+        let py = slf.py();
+        let load = slf.get_type().getattr("load")?;
+        Ok((load, (slf.get().save(py, false)?,)))
+    }
+
+    fn __repr__(&self) -> String {
+        format!("UnlinkedConstraint(vocab_size={}, open_slots={:?})", self.inner.vocab.len(), self.inner.open_slots())
     }
 }
 
@@ -1540,6 +1679,7 @@ fn _internal(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<ExactTokens>()?;
     m.add_class::<Grammar>()?;
     m.add_class::<Constraint>()?;
+    m.add_class::<UnlinkedConstraint>()?;
     m.add_class::<ConstraintState>()?;
     m.add_function(wrap_pyfunction!(default_limits, m)?)?;
     m.add_function(wrap_pyfunction!(persistent_cache_info, m)?)?;

@@ -4,11 +4,13 @@
 //!
 //! ```text
 //! magic "GLRMART\0" | format version u32 | core version [u8; 16]
-//! | engine u8 | vocabulary u8 (0 embedded, 1 external) | reserved [u8; 2]
+//! | engine u8 | vocabulary u8 (0 embedded, 1 external) | kind u8 | reserved u8
 //! | vocabulary fingerprint u64 | body length u64 | body CRC-32 u32 | body
 //! ```
 //!
-//! (little-endian). The body is the constraint's runtime tables in
+//! (little-endian). Kind 0 is a `Constraint`, kind 1 an
+//! [`UnlinkedConstraint`] (its grammar IR, vocabulary and end tokens: it is
+//! compiled at link). A constraint's body is its runtime tables in
 //! `postcard`: the compiled grammar (lexer, LR tables, liveness, the grammar
 //! IR for introspection), the Static tables when that engine serves, the
 //! end tokens, and the vocabulary unless it is external. Tables derived
@@ -34,7 +36,9 @@ use serde::{Deserialize, Serialize};
 use crate::compile::CompiledGrammar;
 use crate::constraint::{Constraint, Engine, Optimization, RuntimeLimits};
 use crate::error::{Error, ErrorKind, Result};
+use crate::grammar::Grammar;
 use crate::mask::compiled::{ParserDwa, StaticStats, StaticTables, TokenClasses};
+use crate::unlinked::UnlinkedConstraint;
 use crate::vocab::{TokenDef, TokenKind, Vocab, VocabMetadata};
 
 const MAGIC: &[u8; 8] = b"GLRMART\0";
@@ -67,6 +71,21 @@ struct Body {
     fallback: Option<String>,
 }
 
+/// An unlinked constraint's body, borrowed for `save_unlinked`.
+#[derive(Serialize)]
+struct UnlinkedBodyRef<'a> {
+    grammar: &'a Grammar,
+    vocab: Option<VocabBody>,
+    end_tokens: &'a [u32],
+}
+
+#[derive(Deserialize)]
+struct UnlinkedBody {
+    grammar: Grammar,
+    vocab: Option<VocabBody>,
+    end_tokens: Vec<u32>,
+}
+
 #[derive(Serialize, Deserialize)]
 struct VocabBody {
     tokens: Vec<TokenDef>,
@@ -89,6 +108,13 @@ impl VocabBody {
     }
 }
 
+/// What an artifact holds.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Kind {
+    Constraint,
+    Unlinked,
+}
+
 /// The fields of an artifact's header.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Header {
@@ -96,6 +122,7 @@ pub struct Header {
     pub core_version: String,
     pub engine: Engine,
     pub external_vocab: bool,
+    pub kind: Kind,
     pub vocab_fingerprint: u64,
     pub body_len: u64,
     pub checksum: u32,
@@ -119,20 +146,40 @@ pub fn save(c: &Constraint, external_vocab: bool) -> Result<Vec<u8>> {
         static_tables: tables.map(|t| (&t.classes, &t.dwa, &t.stats)),
         fallback: c.fallback(),
     };
-    let body = postcard::to_stdvec(&body).map_err(|e| Error::internal(format!("serializing a constraint: {e}")))?;
+    let engine = if tables.is_some() { Engine::Static } else { Engine::Dynamic };
+    seal(&body, engine, external_vocab, Kind::Constraint, &c.vocab)
+}
+
+/// An unlinked constraint as an artifact (kind 1).
+pub fn save_unlinked(u: &UnlinkedConstraint, external_vocab: bool) -> Result<Vec<u8>> {
+    let body = UnlinkedBodyRef {
+        grammar: &u.grammar,
+        vocab: (!external_vocab).then(|| VocabBody::of(&u.vocab)),
+        end_tokens: &u.end_tokens,
+    };
+    seal(&body, Engine::Dynamic, external_vocab, Kind::Unlinked, &u.vocab)
+}
+
+/// Header + postcard body.
+fn seal(body: &impl Serialize, engine: Engine, external_vocab: bool, kind: Kind, vocab: &Vocab) -> Result<Vec<u8>> {
+    let body = postcard::to_stdvec(body).map_err(|e| Error::internal(format!("serializing an artifact: {e}")))?;
     let mut out = Vec::with_capacity(HEADER_LEN + body.len());
     out.extend_from_slice(MAGIC);
     out.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
     let mut version = [0u8; 16];
     version[..CORE_VERSION.len()].copy_from_slice(CORE_VERSION.as_bytes());
     out.extend_from_slice(&version);
-    out.push(match c.engine() {
+    out.push(match engine {
         Engine::Dynamic => 0,
         Engine::Static => 1,
     });
     out.push(external_vocab as u8);
-    out.extend_from_slice(&[0, 0]);
-    out.extend_from_slice(&c.vocab.fingerprint().to_le_bytes());
+    out.push(match kind {
+        Kind::Constraint => 0,
+        Kind::Unlinked => 1,
+    });
+    out.push(0);
+    out.extend_from_slice(&vocab.fingerprint().to_le_bytes());
     out.extend_from_slice(&(body.len() as u64).to_le_bytes());
     out.extend_from_slice(&crc32fast::hash(&body).to_le_bytes());
     out.extend_from_slice(&body);
@@ -186,14 +233,20 @@ pub fn read_header(data: &[u8]) -> Result<(Header, &[u8])> {
         1 => true,
         v => return Err(bad(format!("artifact has an unknown vocabulary mode ({v})"))),
     };
-    if data[30..32] != [0, 0] {
-        return Err(bad("artifact header has non-zero reserved bytes"));
+    let kind = match data[30] {
+        0 => Kind::Constraint,
+        1 => Kind::Unlinked,
+        k => return Err(bad(format!("artifact holds an unknown kind of object ({k})"))),
+    };
+    if data[31] != 0 {
+        return Err(bad("artifact header has a non-zero reserved byte"));
     }
     let header = Header {
         format_version,
         core_version,
         engine,
         external_vocab,
+        kind,
         vocab_fingerprint: u64_at(32),
         body_len: u64_at(40),
         checksum: u32_at(48),
@@ -217,14 +270,29 @@ pub fn read_header(data: &[u8]) -> Result<(Header, &[u8])> {
 /// same token mapping (it is then shared instead of rebuilt).
 pub fn load(data: &[u8], vocab: Option<Arc<Vocab>>) -> Result<Arc<Constraint>> {
     let (header, body) = read_header(data)?;
+    if header.kind != Kind::Constraint {
+        return Err(bad("this artifact holds an UnlinkedConstraint: load it with UnlinkedConstraint.load"));
+    }
     load_body(&header, body, vocab)
 }
 
-/// [`load`] after the header: also the entry point of the fuzz target,
-/// which fixes up the checksum so that mutations reach the decoder.
-pub fn load_body(header: &Header, body: &[u8], vocab: Option<Arc<Vocab>>) -> Result<Arc<Constraint>> {
-    let body: Body = postcard::from_bytes(body).map_err(|e| bad(format!("artifact body does not decode: {e}")))?;
-    let vocab = match (body.vocab, vocab, header.external_vocab) {
+/// Load an unlinked constraint (`vocab` as for [`load`]).
+pub fn load_unlinked(data: &[u8], vocab: Option<Arc<Vocab>>) -> Result<UnlinkedConstraint> {
+    let (header, body) = read_header(data)?;
+    if header.kind != Kind::Unlinked {
+        return Err(bad("this artifact holds a Constraint: load it with Constraint.load"));
+    }
+    let body: UnlinkedBody =
+        postcard::from_bytes(body).map_err(|e| bad(format!("artifact body does not decode: {e}")))?;
+    let vocab = artifact_vocab(&header, body.vocab, vocab)?;
+    validate::grammar(&body.grammar).map_err(bad)?;
+    UnlinkedConstraint::new(body.grammar, vocab, body.end_tokens)
+}
+
+/// The vocabulary an artifact is loaded with: the caller's, or the embedded
+/// one; either way it must have the fingerprint the artifact was made for.
+fn artifact_vocab(header: &Header, saved: Option<VocabBody>, given: Option<Arc<Vocab>>) -> Result<Arc<Vocab>> {
+    let vocab = match (saved, given, header.external_vocab) {
         (_, Some(v), _) => v,
         (Some(saved), None, false) => Vocab::with_metadata(saved.tokens, saved.meta)
             .map_err(|e| bad(format!("artifact's vocabulary is invalid: {}", e.message())))?,
@@ -250,6 +318,17 @@ pub fn load_body(header: &Header, body: &[u8], vocab: Option<Arc<Vocab>>) -> Res
             ),
         ));
     }
+    Ok(vocab)
+}
+
+/// [`load`] after the header: also the entry point of the fuzz target,
+/// which fixes up the checksum so that mutations reach the decoder.
+pub fn load_body(header: &Header, body: &[u8], vocab: Option<Arc<Vocab>>) -> Result<Arc<Constraint>> {
+    if header.kind != Kind::Constraint {
+        return Err(bad("artifact header's kind does not match its body"));
+    }
+    let body: Body = postcard::from_bytes(body).map_err(|e| bad(format!("artifact body does not decode: {e}")))?;
+    let vocab = artifact_vocab(header, body.vocab, vocab)?;
     let mut grammar = body.grammar;
     validate::compiled_grammar(&grammar).map_err(bad)?;
     grammar.restore_derived();

@@ -62,7 +62,7 @@ pub fn compiled_grammar(g: &CompiledGrammar) -> Check {
     liveness(&g.liveness, g, terminals)
 }
 
-fn grammar(g: &Grammar) -> Check {
+pub fn grammar(g: &Grammar) -> Check {
     below("start rule", g.start.index(), g.rules.len())?;
     for rule in &g.rules {
         // Flat walk (trees are bounded by the codec, but stay iterative anyway).
