@@ -25,7 +25,7 @@ use crate::sets::BitSet;
 use crate::vocab::{TokenKind, Vocab};
 
 /// Which mask engine a constraint uses.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum Engine {
     /// Online walk of the vocabulary trie (`mask::dynamic`).
     Dynamic,
