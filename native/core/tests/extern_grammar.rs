@@ -3,7 +3,9 @@
 //! and scoped ignores. The bound grammar's language is checked against a
 //! regular expression written by hand for each parent × child, its masks
 //! against the brute-force oracle at every optimization level, and the
-//! inline form against the bound one.
+//! inline form against the bound one. The same parent × child, linked from
+//! compiled parts (`UnlinkedConstraint`) and saved-then-loaded (artifacts),
+//! masks like the oracle too.
 
 mod common;
 
@@ -106,6 +108,33 @@ proptest! {
             prop_assert_eq!(reference.member(&s), expected.is_match(&s), "{:?} (kind {}, spaces {})", String::from_utf8_lossy(&s), kind, spaces);
         }
         walk(&g, seed, &format!("kind {kind}, spaces {spaces}"));
+        walk_linked_and_loaded(spaces, c, seed, &format!("kind {kind}, spaces {spaces}"));
+    }
+}
+
+/// The parent cached unlinked (and through an artifact), the child compiled
+/// on its own at each level, linked; the linked constraint and its loaded
+/// artifact walk against the oracle.
+fn walk_linked_and_loaded(spaces: bool, child: Grammar, seed: u64, context: &str) {
+    use glrmask_core::artifact;
+    use glrmask_core::unlinked::UnlinkedConstraint;
+    let vocab = vocab_of(&TOKENS.iter().map(|t| t.as_bytes().to_vec()).collect::<Vec<_>>());
+    let host = UnlinkedConstraint::new(parent(spaces), vocab.clone(), Vec::new()).unwrap();
+    let host = artifact::load_unlinked(&artifact::save_unlinked(&host, true).unwrap(), Some(vocab.clone())).unwrap();
+    let compiled_child = Arc::new(CompiledGrammar::compile(child, &CompileLimits::default()).unwrap());
+    for optimization in [Optimization::FastBuild, Optimization::Balanced, Optimization::FastRuntime, Optimization::Auto]
+    {
+        let c = Constraint::new(compiled_child.clone(), vocab.clone(), &[], optimization).unwrap();
+        let linked =
+            host.bind_constraint("payload", &c).unwrap().link(optimization, &glrmask_core::Limits::default()).unwrap();
+        let loaded = artifact::load(&artifact::save(&linked, false).unwrap(), None).unwrap();
+        assert_eq!(loaded.engine(), linked.engine());
+        for (what, c) in [("linked", &linked), ("linked, saved and loaded", &loaded)] {
+            let mut rng = Rng(seed);
+            for _ in 0..2 {
+                walk_agreeing(&mut c.start(), &mut rng, 12, &format!("{context} {what} ({optimization:?})"));
+            }
+        }
     }
 }
 
