@@ -2,7 +2,7 @@
 //! vocabulary: each valid instance is tokenized greedily (longest vocabulary
 //! token first) and the mask is computed before every token.
 //! `cargo run --release --example schema_latency -- <tokenizer.json> <subset.jsonl.gz> [schemas]`
-//! (`FLEXIBLE=1`: flexible whitespace, as the benchmark; `INPUT=ids.txt`: these token ids for the instance; `VERBOSE=1`: per-schema tables, and walk counters of
+//! (`ENGINE=dynamic`: the Dynamic engine instead of Static; `FLEXIBLE=1`: flexible whitespace, as the benchmark; `INPUT=ids.txt`: these token ids for the instance; `VERBOSE=1`: per-schema tables, and walk counters of
 //! masks slower than `SLOW_US` (100); `ONLY=o12477,o30981`: only schemas whose ids end so; `MASK_REPEAT=N`: compute each mask N times, to profile masks, and with `MASK_MIN=1` report the fastest).
 
 use std::io::Read;
@@ -72,10 +72,14 @@ fn main() {
         let Ok((g, _)) = json_schema_grammar(&item["schema"], &options) else { continue };
         let t = Instant::now();
         let Ok(g) = CompiledGrammar::compile(g, &CompileLimits::default()) else { continue };
-        let Ok(c) = Constraint::new(Arc::new(g), vocab.clone(), &[], Optimization::FastRuntime) else { continue };
+        let optimization = match std::env::var("ENGINE").as_deref() {
+            Ok("dynamic") => Optimization::FastBuild,
+            _ => Optimization::FastRuntime,
+        };
+        let Ok(c) = Constraint::new(Arc::new(g), vocab.clone(), &[], optimization) else { continue };
         compile_ms.push(t.elapsed().as_secs_f64() * 1e3);
         if std::env::var("VERBOSE").is_ok() {
-            let st = &c.static_tables().unwrap().stats;
+            let Some(st) = c.static_tables().map(|t| &t.stats) else { continue };
             println!(
                 "{} {:.0}ms configs {} boundary {} keys {} lr {} classes {} seqs {} dwa {} weights {} classes_ms {} dwa_ms {}",
                 item["id"], compile_ms.last().unwrap(), c.grammar.lexer.configs.len(), c.grammar.liveness.stats.boundary_configs, c.static_tables().unwrap().classes.key_classes.len(), c.grammar.lr.num_states(),

@@ -17,7 +17,7 @@ use crate::ids::{TerminalId, TokenId};
 use crate::limits::Limits;
 use crate::mask::compiled::runtime::{static_mask, StaticScratch};
 use crate::mask::compiled::StaticTables;
-use crate::mask::dynamic::{dynamic_mask, DynamicScratch};
+use crate::mask::dynamic::{dynamic_mask, ConfigInteriors, DynamicScratch};
 use crate::mask::exact::{add_exact_tokens, ExactTokenMap};
 use crate::mask::oracle::oracle_mask;
 use crate::mask::TokenMask;
@@ -83,6 +83,8 @@ pub struct Constraint {
     fallback: OnceLock<String>,
     /// A background build of the Static tables is queued or running.
     static_pending: std::sync::atomic::AtomicBool,
+    /// The Dynamic engine's per-configuration interiors, built as masks need them.
+    interiors: ConfigInteriors,
 }
 
 impl Constraint {
@@ -130,6 +132,7 @@ impl Constraint {
             static_tables: OnceLock::new(),
             fallback: OnceLock::new(),
             static_pending: false.into(),
+            interiors: ConfigInteriors::default(),
         })
     }
 
@@ -347,7 +350,7 @@ impl ConstraintState {
         }
         let parser = Parser::new(&c.grammar);
         match c.static_tables.get() {
-            None => dynamic_mask(parser, &mut self.gss, &self.heads, &c.vocab, &mut self.scratch, out),
+            None => dynamic_mask(parser, &mut self.gss, &self.heads, &c.vocab, &c.interiors, &mut self.scratch, out),
             Some(t) => static_mask(parser, &self.gss, &self.heads, t, &mut self.static_scratch, out),
         }
         add_exact_tokens(parser, &mut self.gss, &self.heads, &c.exact, out);
@@ -369,12 +372,23 @@ impl ConstraintState {
     /// The Dynamic engine's mask, whatever the constraint's engine (for engine agreement tests).
     pub fn dynamic_mask(&mut self) -> TokenMask {
         let c = self.constraint.clone();
+        self.dynamic_mask_with(&c.interiors)
+    }
+
+    /// The Dynamic engine's plain walk, without configuration interiors (tests: the reference at scale).
+    #[doc(hidden)]
+    pub fn plain_dynamic_mask(&mut self) -> TokenMask {
+        self.dynamic_mask_with(&ConfigInteriors::none())
+    }
+
+    fn dynamic_mask_with(&mut self, interiors: &ConfigInteriors) -> TokenMask {
+        let c = self.constraint.clone();
         let mut out = TokenMask::new(c.vocab.len());
         if self.ended {
             return out;
         }
         let parser = Parser::new(&c.grammar);
-        dynamic_mask(parser, &mut self.gss, &self.heads, &c.vocab, &mut self.scratch, &mut out);
+        dynamic_mask(parser, &mut self.gss, &self.heads, &c.vocab, interiors, &mut self.scratch, &mut out);
         add_exact_tokens(parser, &mut self.gss, &self.heads, &c.exact, &mut out);
         self.apply_end_tokens(&mut out);
         out

@@ -8,12 +8,119 @@
 //! byte; an empty head set skips the whole subtree. Tokens ending at a node
 //! are allowed when some head there is live. Scratch nodes are truncated
 //! when the walk leaves the frame that made them.
+//!
+//! PERF: a head in the middle of a lexeme (a JSON string's interior) sends
+//! that walk through nearly the whole trie: milliseconds a mask on a 129k
+//! vocabulary. Most of it only moves the lexer: until a lexeme may end, a
+//! token's bytes just step the lexer configuration, the parser is not
+//! involved, and the head's GSS node stays as it is. So each configuration
+//! gets its *interior* ([`ConfigInterior`]), built on first use and shared
+//! by every state of the constraint: the tokens that reach no configuration
+//! where a lexeme may end before their last byte, grouped by the
+//! configuration they end in (a group is allowed as a whole when the head's
+//! node with that configuration is live), and the trie nodes where a lexeme
+//! may end with tokens below (*exits*), whose subtrees alone take the walk.
+
+use std::sync::{Arc, RwLock};
 
 use rustc_hash::FxHashMap;
 
+use super::compiled::classes::TokenSet;
 use super::TokenMask;
 use crate::glr::{Checkpoint, Gss, Head, Parser};
-use crate::vocab::Vocab;
+use crate::ids::LexConfigId;
+use crate::lexer::Lexer;
+use crate::vocab::{Trie, Vocab};
+
+/// Configurations whose interiors a constraint keeps; past this the rest
+/// take the plain walk (memory: up to a vocabulary of ids per interior).
+const MAX_INTERIORS: usize = 4096;
+
+/// The tokens from one lexer configuration that stay inside lexemes.
+#[derive(Debug)]
+pub struct ConfigInterior {
+    /// `(configuration after the token, tokens)`.
+    groups: Vec<(LexConfigId, TokenSet)>,
+    /// `(trie node, configuration there)`: a lexeme may end there and tokens continue below.
+    exits: Vec<(u32, LexConfigId)>,
+}
+
+impl ConfigInterior {
+    /// Walk the trie from configuration `c` (from which no lexeme may end
+    /// before a byte) by lexer steps alone, stopping at exits.
+    fn build(lexer: &Lexer, c: LexConfigId, trie: &Trie, vocab_len: usize) -> ConfigInterior {
+        let configs = &lexer.configs;
+        let mut groups: FxHashMap<LexConfigId, Vec<u32>> = FxHashMap::default();
+        let mut exits = Vec::new();
+        let mut stack = vec![c; trie.max_depth + 1];
+        let nodes = &trie.nodes;
+        let mut i = 1;
+        while i < nodes.len() {
+            let node = nodes[i];
+            let d = node.depth as usize;
+            let Some(next) = configs.next(&lexer.dfa, stack[d - 1], node.byte) else {
+                i = node.subtree_end as usize;
+                continue;
+            };
+            let tokens = trie.tokens(&node);
+            if !tokens.is_empty() {
+                groups.entry(next).or_default().extend(tokens.iter().map(|t| t.0));
+            }
+            if !configs.emits(next).is_empty() {
+                if node.subtree_end as usize > i + 1 {
+                    exits.push((i as u32, next));
+                }
+                i = node.subtree_end as usize;
+                continue;
+            }
+            stack[d] = next;
+            i += 1;
+        }
+        let mut groups: Vec<(LexConfigId, TokenSet)> = groups
+            .into_iter()
+            .map(|(c, mut ids)| {
+                ids.sort_unstable();
+                (c, TokenSet::from_ids(ids, vocab_len))
+            })
+            .collect();
+        groups.sort_unstable_by_key(|g| g.0);
+        ConfigInterior { groups, exits }
+    }
+}
+
+/// Interiors by configuration, shared by the states (and threads) of one constraint.
+#[derive(Debug)]
+pub struct ConfigInteriors {
+    map: RwLock<FxHashMap<LexConfigId, Arc<ConfigInterior>>>,
+    /// At most this many interiors (0: every head takes the plain walk).
+    max: usize,
+}
+
+impl Default for ConfigInteriors {
+    fn default() -> Self {
+        ConfigInteriors { map: RwLock::default(), max: MAX_INTERIORS }
+    }
+}
+
+impl ConfigInteriors {
+    /// None: the plain walk for every head (the reference the tests compare with).
+    pub fn none() -> ConfigInteriors {
+        ConfigInteriors { map: RwLock::default(), max: 0 }
+    }
+
+    fn get(&self, lexer: &Lexer, c: LexConfigId, vocab: &Vocab) -> Option<Arc<ConfigInterior>> {
+        // The maps are only ever inserted into: a poisoned lock holds a consistent map.
+        if let Some(found) = self.map.read().unwrap_or_else(|e| e.into_inner()).get(&c) {
+            return Some(found.clone());
+        }
+        if self.map.read().unwrap_or_else(|e| e.into_inner()).len() >= self.max {
+            return None;
+        }
+        let built = Arc::new(ConfigInterior::build(lexer, c, vocab.trie(), vocab.len()));
+        let mut map = self.map.write().unwrap_or_else(|e| e.into_inner());
+        Some(map.entry(c).or_insert(built).clone())
+    }
+}
 
 /// Reusable buffers, owned by the state so a mask call allocates nothing
 /// once warm.
@@ -24,6 +131,10 @@ pub struct DynamicScratch {
     expanded_valid: Vec<bool>,
     after_expand: Vec<Option<Checkpoint>>,
     live_memo: FxHashMap<Head, bool>,
+    /// Heads that take the plain walk from the root.
+    plain: Vec<Head>,
+    /// The heads, sorted by configuration.
+    by_config: Vec<Head>,
 }
 
 pub fn dynamic_mask(
@@ -31,6 +142,7 @@ pub fn dynamic_mask(
     gss: &mut Gss,
     heads: &[Head],
     vocab: &Vocab,
+    interiors: &ConfigInteriors,
     scratch: &mut DynamicScratch,
     out: &mut TokenMask,
 ) {
@@ -47,15 +159,89 @@ pub fn dynamic_mask(
         scratch.after_expand.resize(depth, None);
     }
     scratch.live_memo.clear();
-    let base = gss.checkpoint();
     let real_len = gss.len();
-    scratch.heads[0].clear();
-    scratch.heads[0].extend_from_slice(heads);
-    scratch.expanded_valid[0] = false;
+    let lexer = &parser.g.lexer;
+    let mut plain = std::mem::take(&mut scratch.plain);
+    plain.clear();
+    // Heads of one configuration share its interior.
+    let mut by_config = std::mem::take(&mut scratch.by_config);
+    by_config.clear();
+    by_config.extend_from_slice(heads);
+    by_config.sort_unstable_by_key(|h| (h.config, h.node));
+    let heads = &by_config[..];
+    let mut i = 0;
+    while i < heads.len() {
+        let c = heads[i].config;
+        let j = i + heads[i..].iter().take_while(|h| h.config == c).count();
+        // A lexeme that may end before the first byte needs the parser at the root.
+        let interior = match lexer.configs.emits(c).is_empty() {
+            true => interiors.get(lexer, c, vocab),
+            false => None,
+        };
+        match interior {
+            Some(interior) => through_interior(parser, gss, trie, &heads[i..j], &interior, real_len, scratch, out),
+            None => plain.extend_from_slice(&heads[i..j]),
+        }
+        i = j;
+    }
+    if !plain.is_empty() {
+        scratch.heads[0].clear();
+        scratch.heads[0].extend_from_slice(&plain);
+        walk(parser, gss, trie, 0, 1..trie.nodes.len(), real_len, scratch, out);
+    }
+    scratch.plain = plain;
+    scratch.by_config = by_config;
+}
 
+/// The mask's part for heads of one configuration, through its interior.
+#[allow(clippy::too_many_arguments)]
+fn through_interior(
+    parser: Parser<'_>,
+    gss: &mut Gss,
+    trie: &Trie,
+    heads: &[Head],
+    interior: &ConfigInterior,
+    real_len: usize,
+    scratch: &mut DynamicScratch,
+    out: &mut TokenMask,
+) {
+    let mut after: Vec<Head> = Vec::with_capacity(heads.len());
+    let with = |c: LexConfigId, after: &mut Vec<Head>| {
+        after.clear();
+        after.extend(heads.iter().map(|h| Head { node: h.node, config: c }));
+    };
+    for (c, tokens) in &interior.groups {
+        with(*c, &mut after);
+        if any_live(parser, gss, &after, real_len, &mut scratch.live_memo) {
+            tokens.or_into(out);
+        }
+    }
+    for &(exit, c) in &interior.exits {
+        let node = trie.nodes[exit as usize];
+        let d = node.depth as usize;
+        with(c, &mut scratch.heads[d]);
+        walk(parser, gss, trie, d, exit as usize + 1..node.subtree_end as usize, real_len, scratch, out);
+    }
+}
+
+/// The preorder walk over trie nodes `range`, all below one node of depth
+/// `top` whose heads are in `scratch.heads[top]`.
+#[allow(clippy::too_many_arguments)]
+fn walk(
+    parser: Parser<'_>,
+    gss: &mut Gss,
+    trie: &Trie,
+    top: usize,
+    range: std::ops::Range<usize>,
+    real_len: usize,
+    scratch: &mut DynamicScratch,
+    out: &mut TokenMask,
+) {
+    let base = gss.checkpoint();
+    scratch.expanded_valid[top] = false;
     let nodes = &trie.nodes;
-    let mut i = 1;
-    while i < nodes.len() {
+    let mut i = range.start;
+    while i < range.end {
         let node = nodes[i];
         let d = node.depth as usize;
         let parent = d - 1;
@@ -90,7 +276,7 @@ pub fn dynamic_mask(
         i += 1;
     }
     gss.truncate(base);
-    for v in scratch.expanded_valid.iter_mut() {
+    for v in scratch.expanded_valid[top..].iter_mut() {
         *v = false;
     }
 }
