@@ -388,9 +388,11 @@ impl Vocab {
         Ok(d)
     }
 
-    /// Empty the compile cache (to measure a cold compile, or free memory).
+    /// Empty the compile cache and the Dynamic engine's shared interiors
+    /// (to measure a cold compile, or free memory).
     fn clear_compile_cache(&self) {
         self.inner.interior_cache().clear();
+        self.inner.dynamic_interiors().clear();
     }
 
     fn __repr__(&self) -> String {

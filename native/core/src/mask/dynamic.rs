@@ -40,7 +40,7 @@ const MAX_INTERIORS: usize = 4096;
 #[derive(Debug)]
 pub struct ConfigInterior {
     /// `(configuration after the token, tokens)`.
-    groups: Vec<(LexConfigId, TokenSet)>,
+    groups: Vec<(LexConfigId, Arc<TokenSet>)>,
     /// `(trie node, configuration there)`: a lexeme may end there and tokens continue below.
     exits: Vec<(u32, LexConfigId)>,
 }
@@ -76,11 +76,11 @@ impl ConfigInterior {
             stack[d] = next;
             i += 1;
         }
-        let mut groups: Vec<(LexConfigId, TokenSet)> = groups
+        let mut groups: Vec<(LexConfigId, Arc<TokenSet>)> = groups
             .into_iter()
             .map(|(c, mut ids)| {
                 ids.sort_unstable();
-                (c, TokenSet::from_ids(ids, vocab_len))
+                (c, Arc::new(TokenSet::from_ids(ids, vocab_len)))
             })
             .collect();
         groups.sort_unstable_by_key(|g| g.0);
@@ -116,9 +116,129 @@ impl ConfigInteriors {
         if self.map.read().unwrap_or_else(|e| e.into_inner()).len() >= self.max {
             return None;
         }
-        let built = Arc::new(ConfigInterior::build(lexer, c, vocab.trie(), vocab.len()));
+        let built = Arc::new(match LexerShape::of(lexer, c) {
+            // Another grammar over this vocabulary may have walked the same lexer future.
+            Some(shape) => {
+                let shared = vocab.dynamic_interiors();
+                let canonical = shared.get(&shape.key).unwrap_or_else(|| {
+                    let built = ConfigInterior::build(lexer, c, vocab.trie(), vocab.len());
+                    shared.insert(shape.key.clone(), shape.to_canonical(&built))
+                });
+                shape.to_actual(&canonical)
+            }
+            None => ConfigInterior::build(lexer, c, vocab.trie(), vocab.len()),
+        });
         let mut map = self.map.write().unwrap_or_else(|e| e.into_inner());
         Some(map.entry(c).or_insert(built).clone())
+    }
+}
+
+/// Configurations of a lexer future larger than this are not shared between grammars.
+const MAX_SHAPE_CONFIGS: usize = 1024;
+
+/// The lexer from a configuration on, as far as an interior walks it
+/// (configurations reached without one where a lexeme may end, and those
+/// where one may), numbered breadth-first: equal keys mean equal interiors,
+/// whatever the grammar. Transitions are by byte (as runs), not by the
+/// grammar's byte classes, which depend on every terminal of the grammar.
+struct LexerShape {
+    key: Box<[u32]>,
+    /// Canonical number → configuration.
+    configs: Vec<LexConfigId>,
+    canon: FxHashMap<LexConfigId, u32>,
+}
+
+impl LexerShape {
+    fn of(lexer: &Lexer, c: LexConfigId) -> Option<LexerShape> {
+        let configs = &lexer.configs;
+        let mut shape = LexerShape { key: Box::new([]), configs: vec![c], canon: FxHashMap::default() };
+        shape.canon.insert(c, 0);
+        let mut key = Vec::new();
+        let mut head = 0;
+        while head < shape.configs.len() {
+            let x = shape.configs[head];
+            head += 1;
+            let emits = !configs.emits(x).is_empty();
+            key.push(emits as u32);
+            if emits && head > 1 {
+                continue;
+            }
+            // Runs of bytes with the same target: (last byte, target or MAX).
+            let mut run: Option<(u32, u32)> = None;
+            for b in 0..=255u8 {
+                let target = match configs.next(&lexer.dfa, x, b) {
+                    Some(y) => match shape.canon.get(&y) {
+                        Some(&id) => id,
+                        None => {
+                            if shape.configs.len() >= MAX_SHAPE_CONFIGS {
+                                return None;
+                            }
+                            let id = shape.configs.len() as u32;
+                            shape.canon.insert(y, id);
+                            shape.configs.push(y);
+                            id
+                        }
+                    },
+                    None => u32::MAX,
+                };
+                match run {
+                    Some((_, t)) if t == target => run = Some((b as u32, t)),
+                    Some((last, t)) => {
+                        key.extend([last, t]);
+                        run = Some((b as u32, target));
+                    }
+                    None => run = Some((b as u32, target)),
+                }
+            }
+            let (last, t) = run.expect("256 bytes");
+            key.extend([last, t]);
+        }
+        shape.key = key.into_boxed_slice();
+        Some(shape)
+    }
+
+    fn to_canonical(&self, i: &ConfigInterior) -> ConfigInterior {
+        let canon = |c: LexConfigId| LexConfigId(self.canon[&c]);
+        ConfigInterior {
+            groups: i.groups.iter().map(|(c, t)| (canon(*c), t.clone())).collect(),
+            exits: i.exits.iter().map(|&(n, c)| (n, canon(c))).collect(),
+        }
+    }
+
+    fn to_actual(&self, i: &ConfigInterior) -> ConfigInterior {
+        let actual = |c: LexConfigId| self.configs[c.index()];
+        ConfigInterior {
+            groups: i.groups.iter().map(|(c, t)| (actual(*c), t.clone())).collect(),
+            exits: i.exits.iter().map(|&(n, c)| (n, actual(c))).collect(),
+        }
+    }
+}
+
+/// Interiors in canonical numbering ([`LexerShape`]), shared by every
+/// grammar over one vocabulary (a JSON string's interior is the same in
+/// every schema). Bounded by entries; past the bound it starts over.
+#[derive(Debug, Default)]
+pub struct SharedInteriors {
+    map: std::sync::Mutex<FxHashMap<Box<[u32]>, Arc<ConfigInterior>>>,
+}
+
+const MAX_SHARED_INTERIORS: usize = 4096;
+
+impl SharedInteriors {
+    fn get(&self, key: &[u32]) -> Option<Arc<ConfigInterior>> {
+        self.map.lock().unwrap_or_else(|e| e.into_inner()).get(key).cloned()
+    }
+
+    fn insert(&self, key: Box<[u32]>, interior: ConfigInterior) -> Arc<ConfigInterior> {
+        let mut map = self.map.lock().unwrap_or_else(|e| e.into_inner());
+        if map.len() >= MAX_SHARED_INTERIORS {
+            map.clear();
+        }
+        map.entry(key).or_insert_with(|| Arc::new(interior)).clone()
+    }
+
+    pub fn clear(&self) {
+        self.map.lock().unwrap_or_else(|e| e.into_inner()).clear();
     }
 }
 

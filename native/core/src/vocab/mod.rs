@@ -40,6 +40,8 @@ pub struct Vocab {
     meta: VocabMetadata,
     /// Lexer-side work of Static compiles, shared by every grammar over this vocabulary.
     interior_cache: InteriorCache,
+    /// The Dynamic engine's configuration interiors, shared by every grammar over this vocabulary.
+    dynamic_interiors: crate::mask::dynamic::SharedInteriors,
 }
 
 /// What a loader knows about a vocabulary beyond id → bytes.
@@ -179,6 +181,7 @@ impl Vocab {
             trie: Trie::default(),
             meta,
             interior_cache: InteriorCache::default(),
+            dynamic_interiors: Default::default(),
         };
         vocab.trie = Trie::build(&vocab);
         Ok(Arc::new(vocab))
@@ -242,6 +245,10 @@ impl Vocab {
     /// The cache of lexeme interiors that Static compiles over this vocabulary share.
     pub fn interior_cache(&self) -> &InteriorCache {
         &self.interior_cache
+    }
+
+    pub fn dynamic_interiors(&self) -> &crate::mask::dynamic::SharedInteriors {
+        &self.dynamic_interiors
     }
 
     pub fn metadata(&self) -> &VocabMetadata {
