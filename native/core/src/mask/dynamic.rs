@@ -34,7 +34,7 @@ use crate::vocab::{Trie, Vocab};
 
 /// Configurations whose interiors a constraint keeps; past this the rest
 /// take the plain walk (memory: up to a vocabulary of ids per interior).
-const MAX_INTERIORS: usize = 4096;
+const MAX_INTERIORS: usize = 1024;
 
 /// The tokens from one lexer configuration that stay inside lexemes.
 #[derive(Debug)]
