@@ -232,7 +232,9 @@ def _compile(
         # A stop token the grammar names itself (`<|eom_id|>` closing a tool call) is the grammar's there.
         named = set(g.named_tokens(vocab))
         ends = [t for t in ends if t not in named]
-    constraint = g.compile(vocab, end_tokens=ends, optimization=opt)
+    # The default serves at once (Dynamic) and switches to Static when its background build is done, so that a
+    # large schema's Static compile never delays the first token. The masks are the same throughout.
+    constraint = g.compile(vocab, end_tokens=ends, optimization=opt, background=optimization is None)
     if finish is not None:
         constraint = finish(constraint)
     if key is not None:

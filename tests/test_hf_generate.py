@@ -14,6 +14,7 @@ import json
 import random
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 torch = pytest.importorskip("torch")
@@ -562,3 +563,18 @@ def test_model_narrower_than_tokenizer(tok):
     proc = glrmask_hf.GlrmaskLogitsProcessor(c, tok, model=narrow)
     scores = proc(torch.zeros(1, 3, dtype=torch.long), torch.zeros(1, len(tok) - 100))
     assert torch.isfinite(scores).sum() > 0
+
+
+def test_default_compile_serves_at_once_and_switches_to_static(tok, model):
+    """The default optimization does not wait for Static: it serves Dynamic and switches when the build ends."""
+    schema = {"type": "object", "properties": {"switch": {"type": "string", "maxLength": 7}}, "required": ["switch"]}
+    default = glrmask_hf.json_schema(tok, schema, model=model)
+    waited = glrmask_hf.json_schema(tok, schema, model=model, optimization=glrmask.Optimization.FAST_RUNTIME)
+    assert waited.engine == "static"
+    state = default.start()
+    masks = [state.mask()]
+    assert default.wait_static(timeout=120)
+    assert default.engine == "static"
+    masks.append(state.mask())
+    assert np.array_equal(masks[0], masks[1])
+    assert np.array_equal(masks[0], waited.start().mask())
