@@ -41,7 +41,8 @@ const MAX_INTERIORS: usize = 1024;
 pub struct ConfigInterior {
     /// `(configuration after the token, tokens)`.
     groups: Vec<(LexConfigId, Arc<TokenSet>)>,
-    /// `(trie node, configuration there)`: a lexeme may end there and tokens continue below.
+    /// `(trie node, configuration there)`: a lexeme may end there and tokens
+    /// continue below. Sorted by configuration.
     exits: Vec<(u32, LexConfigId)>,
 }
 
@@ -84,6 +85,8 @@ impl ConfigInterior {
             })
             .collect();
         groups.sort_unstable_by_key(|g| g.0);
+        // By configuration, then in trie order (see `through_interior`).
+        exits.sort_unstable_by_key(|&(node, c)| (c, node));
         ConfigInterior { groups, exits }
     }
 }
@@ -307,6 +310,7 @@ pub fn dynamic_mask(
     if !plain.is_empty() {
         scratch.heads[0].clear();
         scratch.heads[0].extend_from_slice(&plain);
+        scratch.expanded_valid[0] = false;
         walk(parser, gss, trie, 0, 1..trie.nodes.len(), real_len, scratch, out);
     }
     scratch.plain = plain;
@@ -336,16 +340,34 @@ fn through_interior(
             tokens.or_into(out);
         }
     }
-    for &(exit, c) in &interior.exits {
-        let node = trie.nodes[exit as usize];
-        let d = node.depth as usize;
-        with(c, &mut scratch.heads[d]);
-        walk(parser, gss, trie, d, exit as usize + 1..node.subtree_end as usize, real_len, scratch, out);
+    // Exits are sorted by configuration: the heads at the exits of one
+    // configuration are the same, so their emissions are expanded once.
+    let mut k = 0;
+    while k < interior.exits.len() {
+        let c = interior.exits[k].1;
+        let end = k + interior.exits[k..].iter().take_while(|e| e.1 == c).count();
+        let before = gss.checkpoint();
+        with(c, &mut after);
+        let mut expanded = Vec::new();
+        parser.expand_emissions(gss, &after, &mut |_| true, &mut expanded);
+        let expanded_at = gss.checkpoint();
+        for &(exit, _) in &interior.exits[k..end] {
+            let node = trie.nodes[exit as usize];
+            let d = node.depth as usize;
+            scratch.heads[d].clone_from(&after);
+            scratch.expanded[d].clone_from(&expanded);
+            scratch.expanded_valid[d] = true;
+            scratch.after_expand[d] = Some(expanded_at);
+            walk(parser, gss, trie, d, exit as usize + 1..node.subtree_end as usize, real_len, scratch, out);
+        }
+        gss.truncate(before);
+        k = end;
     }
 }
 
 /// The preorder walk over trie nodes `range`, all below one node of depth
-/// `top` whose heads are in `scratch.heads[top]`.
+/// `top` whose heads are in `scratch.heads[top]` (and, if
+/// `scratch.expanded_valid[top]`, already expanded in `scratch.expanded[top]`).
 #[allow(clippy::too_many_arguments)]
 fn walk(
     parser: Parser<'_>,
@@ -358,7 +380,6 @@ fn walk(
     out: &mut TokenMask,
 ) {
     let base = gss.checkpoint();
-    scratch.expanded_valid[top] = false;
     let nodes = &trie.nodes;
     let mut i = range.start;
     while i < range.end {
