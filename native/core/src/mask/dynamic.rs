@@ -20,6 +20,9 @@
 //! configuration they end in (a group is allowed as a whole when the head's
 //! node with that configuration is live), and the trie nodes where a lexeme
 //! may end with tokens below (*exits*), whose subtrees alone take the walk.
+//! An interior is merged from per-first-byte parts, which configurations
+//! that agree after one byte share, and interiors are shared across the
+//! grammars of a vocabulary when their lexer futures are the same.
 
 use std::sync::{Arc, RwLock};
 
@@ -46,20 +49,32 @@ pub struct ConfigInterior {
     exits: Vec<(u32, LexConfigId)>,
 }
 
-impl ConfigInterior {
-    /// Walk the trie from configuration `c` (from which no lexeme may end
-    /// before a byte) by lexer steps alone, stopping at exits.
-    fn build(lexer: &Lexer, c: LexConfigId, trie: &Trie, vocab_len: usize) -> ConfigInterior {
+/// The walk below one first byte: the trie's first-level subtree at `root`
+/// from the configuration after its byte. Configurations that agree after
+/// the first byte (a string's interior, whatever key or format competed
+/// before it) share their parts, so a new configuration walks only the
+/// subtrees where it differs.
+#[derive(Debug)]
+struct Part {
+    /// `(configuration after the token, token ids)`.
+    groups: Vec<(LexConfigId, Vec<u32>)>,
+    exits: Vec<(u32, LexConfigId)>,
+}
+
+impl Part {
+    fn walk(lexer: &Lexer, c1: LexConfigId, trie: &Trie, root: usize) -> Part {
         let configs = &lexer.configs;
         let mut groups: FxHashMap<LexConfigId, Vec<u32>> = FxHashMap::default();
         let mut exits = Vec::new();
-        let mut stack = vec![c; trie.max_depth + 1];
+        let mut stack = vec![c1; trie.max_depth + 1];
         let nodes = &trie.nodes;
-        let mut i = 1;
-        while i < nodes.len() {
+        let end = nodes[root].subtree_end as usize;
+        let mut i = root;
+        while i < end {
             let node = nodes[i];
             let d = node.depth as usize;
-            let Some(next) = configs.next(&lexer.dfa, stack[d - 1], node.byte) else {
+            let next = if i == root { Some(c1) } else { configs.next(&lexer.dfa, stack[d - 1], node.byte) };
+            let Some(next) = next else {
                 i = node.subtree_end as usize;
                 continue;
             };
@@ -77,11 +92,57 @@ impl ConfigInterior {
             stack[d] = next;
             i += 1;
         }
-        let mut groups: Vec<(LexConfigId, Arc<TokenSet>)> = groups
+        Part { groups: groups.into_iter().collect(), exits }
+    }
+}
+
+/// Parts built for a constraint's interiors, by (first-level trie node, configuration after its byte).
+#[derive(Debug, Default)]
+struct Parts {
+    map: FxHashMap<(u32, LexConfigId), Arc<Part>>,
+}
+
+/// Parts a constraint keeps; past this the memo starts over.
+const MAX_PARTS: usize = 1 << 16;
+
+impl ConfigInterior {
+    /// The trie from configuration `c` (from which no lexeme may end before
+    /// a byte) by lexer steps alone, stopping at exits: the parts of its
+    /// first-level subtrees (walked or memoised), merged by end configuration.
+    fn build(lexer: &Lexer, c: LexConfigId, trie: &Trie, vocab_len: usize, parts: &mut Parts) -> ConfigInterior {
+        let configs = &lexer.configs;
+        let nodes = &trie.nodes;
+        let mut merged: FxHashMap<LexConfigId, crate::sets::BitSet> = FxHashMap::default();
+        let mut exits = Vec::new();
+        let mut root = 1;
+        while root < nodes.len() {
+            let node = nodes[root];
+            let next_root = node.subtree_end as usize;
+            if let Some(c1) = configs.next(&lexer.dfa, c, node.byte) {
+                if parts.map.len() >= MAX_PARTS {
+                    parts.map.clear();
+                }
+                let part =
+                    parts.map.entry((root as u32, c1)).or_insert_with(|| Arc::new(Part::walk(lexer, c1, trie, root)));
+                for (end, ids) in &part.groups {
+                    let set = merged.entry(*end).or_insert_with(|| crate::sets::BitSet::new(vocab_len));
+                    ids.iter().for_each(|&t| {
+                        set.insert(t as usize);
+                    });
+                }
+                exits.extend_from_slice(&part.exits);
+            }
+            root = next_root;
+        }
+        let mut groups: Vec<(LexConfigId, Arc<TokenSet>)> = merged
             .into_iter()
-            .map(|(c, mut ids)| {
-                ids.sort_unstable();
-                (c, Arc::new(TokenSet::from_ids(ids, vocab_len)))
+            .map(|(c, bits)| {
+                let set = if bits.count() * 32 > vocab_len {
+                    TokenSet::Bits(bits)
+                } else {
+                    TokenSet::List(bits.iter().map(|t| t as u32).collect())
+                };
+                (c, Arc::new(set))
             })
             .collect();
         groups.sort_unstable_by_key(|g| g.0);
@@ -95,20 +156,21 @@ impl ConfigInterior {
 #[derive(Debug)]
 pub struct ConfigInteriors {
     map: RwLock<FxHashMap<LexConfigId, Arc<ConfigInterior>>>,
+    parts: std::sync::Mutex<Parts>,
     /// At most this many interiors (0: every head takes the plain walk).
     max: usize,
 }
 
 impl Default for ConfigInteriors {
     fn default() -> Self {
-        ConfigInteriors { map: RwLock::default(), max: MAX_INTERIORS }
+        ConfigInteriors { map: RwLock::default(), parts: Default::default(), max: MAX_INTERIORS }
     }
 }
 
 impl ConfigInteriors {
     /// None: the plain walk for every head (the reference the tests compare with).
     pub fn none() -> ConfigInteriors {
-        ConfigInteriors { map: RwLock::default(), max: 0 }
+        ConfigInteriors { map: RwLock::default(), parts: Default::default(), max: 0 }
     }
 
     fn get(&self, lexer: &Lexer, c: LexConfigId, vocab: &Vocab) -> Option<Arc<ConfigInterior>> {
@@ -119,17 +181,20 @@ impl ConfigInteriors {
         if self.map.read().unwrap_or_else(|e| e.into_inner()).len() >= self.max {
             return None;
         }
+        let build = || {
+            let mut parts = self.parts.lock().unwrap_or_else(|e| e.into_inner());
+            ConfigInterior::build(lexer, c, vocab.trie(), vocab.len(), &mut parts)
+        };
         let built = Arc::new(match LexerShape::of(lexer, c) {
             // Another grammar over this vocabulary may have walked the same lexer future.
             Some(shape) => {
                 let shared = vocab.dynamic_interiors();
-                let canonical = shared.get(&shape.key).unwrap_or_else(|| {
-                    let built = ConfigInterior::build(lexer, c, vocab.trie(), vocab.len());
-                    shared.insert(shape.key.clone(), shape.to_canonical(&built))
-                });
+                let canonical = shared
+                    .get(&shape.key)
+                    .unwrap_or_else(|| shared.insert(shape.key.clone(), shape.to_canonical(&build())));
                 shape.to_actual(&canonical)
             }
-            None => ConfigInterior::build(lexer, c, vocab.trie(), vocab.len()),
+            None => build(),
         });
         let mut map = self.map.write().unwrap_or_else(|e| e.into_inner());
         Some(map.entry(c).or_insert(built).clone())
