@@ -175,7 +175,9 @@ impl<'a> Parser<'a> {
         let node = gss.node(n);
         let Some(a) = self.g.lr.goto_index(node.state, nt) else { return false };
         let bit = a * self.g.liveness.num_lex + lex;
-        gss.pool[node.summary as usize + bit / 32] & (1 << (bit % 32)) != 0
+        // Compiled tables only read summaries that exist; a hostile artifact's
+        // may point anywhere (the bounds check is there anyway: no panic).
+        gss.pool.get(node.summary as usize + bit / 32).is_some_and(|w| w & (1 << (bit % 32)) != 0)
     }
 
     /// Can the stacks through `n`, at lexical state `lex` (a boundary or END),
