@@ -947,7 +947,7 @@ impl Grammar {
                 let key = guard_light(py, move || CompileCache::key(&ir, &v, &ids, optimization, &limits))?;
                 let v = vocab.clone();
                 let (c2, k2) = (cache.clone(), key.clone());
-                if let Some(hit) = py.detach(move || c2.get(&k2, &v)) {
+                if let Some(hit) = guard_light(py, move || Ok(c2.get(&k2, &v)))? {
                     CACHE_HITS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                     return Ok(Constraint { inner: hit });
                 }
@@ -966,7 +966,7 @@ impl Grammar {
         })?;
         if let Some((cache, key)) = cached {
             let c = inner.clone();
-            if let Err(e) = py.detach(move || cache.put(&key, &c)) {
+            if let Err(e) = guard_light(py, move || cache.put(&key, &c)) {
                 // A cache that cannot be written costs time, not correctness.
                 PyErr::warn(
                     py,
