@@ -175,11 +175,14 @@ impl ConfigInteriors {
 
     fn get(&self, lexer: &Lexer, c: LexConfigId, vocab: &Vocab) -> Option<Arc<ConfigInterior>> {
         // The maps are only ever inserted into: a poisoned lock holds a consistent map.
-        if let Some(found) = self.map.read().unwrap_or_else(|e| e.into_inner()).get(&c) {
-            return Some(found.clone());
-        }
-        if self.map.read().unwrap_or_else(|e| e.into_inner()).len() >= self.max {
-            return None;
+        {
+            let map = self.map.read().unwrap_or_else(|e| e.into_inner());
+            if let Some(found) = map.get(&c) {
+                return Some(found.clone());
+            }
+            if map.len() >= self.max {
+                return None;
+            }
         }
         let build = || {
             let mut parts = self.parts.lock().unwrap_or_else(|e| e.into_inner());
