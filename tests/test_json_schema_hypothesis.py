@@ -910,3 +910,55 @@ def test_counted_contains_matches_the_reference_on_every_small_array(schema):
         for items in itertools.product(range(4), repeat=n):
             value = list(items)
             assert accepts(constraint, dumps_plain(value)) == is_valid(schema, value), (schema, value)
+
+
+# Code points of every encoding width, so counting is by code point, not by byte.
+_CODE_POINTS = st.sampled_from(["a", " ", '"', "\\", "\n", "é", "€", "😀", "\u2028"])
+
+
+@st.composite
+def _counted_string_case(draw) -> tuple[dict, list[str]]:
+    """A plain string bound near a chunk multiple (64) inside a container, and strings near it."""
+    chunk = 64
+    bound = st.sampled_from([1, 2, chunk - 1, chunk, chunk + 1, 2 * chunk, 3 * chunk + 5]).map(
+        lambda b: max(0, b + draw(st.integers(-1, 1)))
+    )
+    string: dict = {"type": "string"}
+    if draw(st.booleans()):
+        string["minLength"] = draw(bound)
+    if draw(st.booleans()) or "minLength" not in string:
+        string["maxLength"] = draw(bound)
+    wrapper = draw(st.sampled_from(["plain", "not", "object", "anyOf"]))
+    schema: dict = {
+        "plain": string,
+        "not": {"type": "string", "not": string},
+        "object": {"type": "object", "properties": {"s": string}, "required": ["s"]},
+        "anyOf": {"anyOf": [string, {"type": "string", "pattern": "^[a-c]+$"}, {"type": "integer"}]},
+    }[wrapper]
+    lengths = {string.get("minLength", 0), string.get("maxLength", 0)}
+    near = sorted({max(0, n + d) for n in lengths for d in (-1, 0, 1)} | {0, chunk, 2 * chunk})
+    texts = [draw(st.text(_CODE_POINTS, min_size=n, max_size=n)) for n in near]
+    return schema, texts
+
+
+@settings(max_examples=120, deadline=None, derandomize=True, database=None)
+@given(_counted_string_case(), st.sampled_from([0, 3, 512]))
+def test_counted_strings_match_the_reference(case, max_exact_length):
+    """Plain strings above ``max_exact_length`` are counted by the grammar in 64-code-point chunks
+    (``counted.rs``): lengths at and around chunk multiples, every encoding width, escaped and
+    not, against jsonschema; no over-approximation."""
+    schema, texts = case
+    Validator.check_schema(schema)
+    try:
+        grammar = glrmask.Grammar.from_json_schema(schema, max_exact_length=max_exact_length)
+    except glrmask.SchemaError as e:
+        assert e.code == "unsatisfiable_schema", str(e)
+        assert not any(is_valid(schema, {"s": t} if "properties" in schema else t) for t in texts)
+        return
+    assert grammar.ignored_keywords == []
+    constraint = grammar.compile(BYTES)
+    for text in texts:
+        value = {"s": text} if "properties" in schema else text
+        valid = is_valid(schema, value)
+        for encoded in {dumps_plain(value), dumps_plain(value, escapes="ascii"), dumps_plain(value, escapes="all")}:
+            assert accepts(constraint, encoded) == valid, (schema, encoded, valid)

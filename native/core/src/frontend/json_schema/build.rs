@@ -584,15 +584,14 @@ impl Ctx<'_> {
         if s.max_length.is_some_and(|m| m < s.min_length) {
             return Ok(Schema::Never);
         }
-        // Counting code points costs ~20 DFA states per unit (escapes and
-        // UTF-8 sequences in progress): large bounds are not kept exactly.
-        // With a pattern or format too, the count runs inside every state of
-        // its DFA, so the bound is scaled by that DFA's size.
-        let mut limit = self.opts.max_exact_length;
-        if (s.min_length > 0 || s.max_length.is_some()) && !s.is_plain() {
-            let states = self.pattern_states(&s)?.max(1);
-            limit = limit.min((MAX_LENGTH_PRODUCT / states) as u32);
+        // A plain string (a length and nothing else) of any length is counted
+        // by the grammar in chunks (`Lowerer::counted_string`). With a pattern
+        // or format the count runs inside every state of its DFA, so there
+        // the bound is limited (see `length_limit`).
+        if s.is_plain() {
+            return Ok(Schema::String(s));
         }
+        let limit = self.length_limit(&s)?;
         for (key, value) in [("maxLength", s.max_length), ("minLength", Some(s.min_length))] {
             if value.is_some_and(|v| v > limit) {
                 let kpath = child_path(path, key);
@@ -618,6 +617,45 @@ impl Ctx<'_> {
             }
         }
         Ok(Schema::String(s))
+    }
+
+    /// The largest length a string schema's lexer automaton counts exactly:
+    /// counting code points costs ~20 DFA states per unit (escapes and UTF-8
+    /// sequences in progress), times the states of its pattern/format DFA.
+    pub(crate) fn length_limit(&mut self, s: &StringSchema) -> Result<u32> {
+        let mut limit = self.opts.max_exact_length;
+        if (s.min_length > 0 || s.max_length.is_some()) && !s.is_plain() {
+            let states = self.pattern_states(s)?.max(1);
+            limit = limit.min((MAX_LENGTH_PRODUCT / states) as u32);
+        }
+        Ok(limit)
+    }
+
+    /// `s` with its length bounds within [`Ctx::length_limit`], for a string
+    /// lexed as one terminal: a bound beyond it is refused (strict) or
+    /// dropped with a note (lenient: an over-approximation). Only strings a
+    /// schema did not state directly get here (an intersection of a long
+    /// plain string with a pattern, a long `propertyNames`): [`Ctx::string`]
+    /// refuses the others where they are written.
+    pub(crate) fn lexer_lengths(&mut self, s: &StringSchema) -> Result<StringSchema> {
+        let limit = self.length_limit(s)?;
+        let mut s = s.clone();
+        for key in ["maxLength", "minLength"] {
+            let value = if key == "maxLength" { s.max_length } else { Some(s.min_length) };
+            let Some(value) = value.filter(|&v| v > limit) else { continue };
+            if !self.opts.lenient {
+                return Err(crate::error::Error::limit("max_exact_length", value as usize, limit as usize));
+            }
+            self.approximate(format!(
+                "{key} {value} of a string with a pattern, format or excluded values: ignored (above {limit}, the largest length counted exactly there; see max_exact_length)"
+            ));
+            if key == "maxLength" {
+                s.max_length = None;
+            } else {
+                s.min_length = 0;
+            }
+        }
+        Ok(s)
     }
 
     fn array(&mut self, map: &Map<String, Value>, path: &str, depth: usize) -> Result<Schema> {

@@ -63,6 +63,7 @@ pub(crate) struct Lowerer<'c, 'a> {
     def_rules: FxHashMap<(RefId, u32), RuleId>,
     any_rules: FxHashMap<u32, RuleId>,
     terminals: FxHashMap<String, TerminalId>,
+    count_rules: super::counted::CountRules,
     next_name: usize,
 }
 
@@ -136,6 +137,7 @@ impl<'c, 'a> Lowerer<'c, 'a> {
             def_rules: FxHashMap::default(),
             any_rules: FxHashMap::default(),
             terminals: FxHashMap::default(),
+            count_rules: Default::default(),
             next_name: 0,
         })
     }
@@ -143,6 +145,16 @@ impl<'c, 'a> Lowerer<'c, 'a> {
     /// Did lowering split a JSON lexeme into several terminals?
     pub fn split_lexemes(&self) -> bool {
         self.split_lexemes
+    }
+
+    /// A JSON lexeme is split into several terminals (ignored whitespace
+    /// could fall between them, so it is placed in the rules instead).
+    pub(super) fn mark_split_lexemes(&mut self) {
+        self.split_lexemes = true;
+    }
+
+    pub(super) fn count_rules(&mut self) -> &mut super::counted::CountRules {
+        &mut self.count_rules
     }
 
     // ---- layout ----------------------------------------------------------------------
@@ -281,7 +293,7 @@ impl<'c, 'a> Lowerer<'c, 'a> {
             Schema::Boolean(Some(true)) => self.lit(b"true")?,
             Schema::Boolean(Some(false)) => self.lit(b"false")?,
             Schema::Number(n) => self.number(n)?,
-            Schema::String(st) => Expr::Terminal(self.string(st)?),
+            Schema::String(st) => self.string_value(st)?,
             Schema::Array(a) => self.array(a, level)?,
             Schema::Object(o) => self.object(o, level)?,
             Schema::Const(vs) => {
@@ -391,6 +403,20 @@ impl<'c, 'a> Lowerer<'c, 'a> {
     }
 
     // ---- strings and numbers ---------------------------------------------------------
+
+    /// A string value: one terminal, or (a plain string longer than a lexer
+    /// counts) chunks counted by the grammar (see `counted`).
+    fn string_value(&mut self, st: &StringSchema) -> Result<Expr> {
+        let limit = self.ctx.opts.max_exact_length;
+        if st.min_length <= limit && st.max_length.is_none_or(|m| m <= limit) {
+            return Ok(Expr::Terminal(self.string(st)?));
+        }
+        if st.is_plain() && st.excluded.is_empty() {
+            return self.counted_string(st.min_length, st.max_length);
+        }
+        let st = self.ctx.lexer_lengths(st)?;
+        Ok(Expr::Terminal(self.string(&st)?))
+    }
 
     fn string(&mut self, st: &StringSchema) -> Result<TerminalId> {
         let key = format!("str:{st:?}");

@@ -30,7 +30,7 @@
 //! | `properties`, `required`, `additionalProperties`, `patternProperties`, `propertyNames`, `minProperties`, `maxProperties` | exact; keys partitioned into regions (see [`objects`]) |
 //! | `items` (both forms), `prefixItems`, `additionalItems`, `minItems`, `maxItems` | exact |
 //! | `contains` | exact (an item witness); with `minContains`/`maxContains`, exact up to 256 (items counted as matching or, given a maximum, matching its complement; lenient beyond: at least one) |
-//! | `minLength`, `maxLength`, `pattern`, `format` | exact up to a length budget (`max_exact_length`); formats listed in [`formats`], with their caveats reported as notes |
+//! | `minLength`, `maxLength`, `pattern`, `format` | exact; a plain string (a length and nothing else) at any length, counted by the grammar in chunks above `max_exact_length` ([`counted`]); with a `pattern` or `format`, lengths up to a budget (`max_exact_length`, shrinking with the pattern's automaton); formats listed in [`formats`], with their caveats reported as notes |
 //! | `minimum`, `maximum`, `exclusive*` (draft-4 booleans too), `multipleOf` | exact values, plain decimal texts when bounded (no exponents); `multipleOf` by a remainder automaton |
 //! | `allOf`, `anyOf`, `$ref`/`$defs`/`definitions` (incl. recursion, `$id`, `$anchor`), static `$dynamicRef` | exact |
 //! | `oneOf` | exact: `anyOf` when the alternatives are provably disjoint, else each alternative ∧ the complements of those it may overlap; refused when such a complement is not expressed or grows too large (lenient: read as `anyOf`) |
@@ -57,6 +57,7 @@ pub mod options;
 
 mod build;
 mod complement;
+mod counted;
 mod error;
 mod formats;
 mod loader;

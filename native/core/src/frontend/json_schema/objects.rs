@@ -292,7 +292,7 @@ impl Lowerer<'_, '_> {
                 if *st == Default::default() {
                     None
                 } else {
-                    Some(string_content(st)?)
+                    Some(string_content(&self.ctx.lexer_lengths(st)?)?)
                 }
             }
             Schema::Const(vs) => Some(Pattern::Alt(

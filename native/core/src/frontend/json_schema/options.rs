@@ -20,6 +20,9 @@ pub enum Whitespace {
     Pattern(String),
 }
 
+/// Default of [`JsonSchemaOptions::max_exact_length`].
+pub const DEFAULT_MAX_EXACT_LENGTH: u32 = 512;
+
 /// Options for [`json_schema_grammar`](super::json_schema_grammar).
 #[derive(Clone, Debug)]
 pub struct JsonSchemaOptions {
@@ -57,11 +60,13 @@ pub struct JsonSchemaOptions {
     /// and as typed parsers (pydantic strict, Rust, Go) expect; the value
     /// `1.0` in `const`/`enum` is still the integer 1.
     pub integer_decimal_point: bool,
-    /// Largest `minLength`/`maxLength` enforced exactly. Counting code
-    /// points takes ~20 lexer DFA states per unit (escapes and UTF-8
-    /// sequences in progress); above this a bound is an error, or with
-    /// `lenient` it is dropped and reported (with a `pattern` or `format`, the
-    /// bound allowed shrinks with the size of its automaton). Default 512.
+    /// Largest `minLength`/`maxLength` counted inside a string's lexer
+    /// automaton (~20 DFA states per code point: escapes and UTF-8 sequences
+    /// in progress). Above it, a plain string (a length and nothing else) is
+    /// counted by the grammar in chunks instead, exactly and at any length
+    /// (see `counted`); a string with a `pattern` or `format` cannot be,
+    /// and its bound is an error, or with `lenient` dropped and reported
+    /// (the bound allowed shrinks with the size of its automaton). Default 512.
     pub max_exact_length: u32,
     /// Maximum nesting of schemas and of the JSON values they describe while
     /// the front end works (recursion through `$ref` is unbounded in the
@@ -84,7 +89,7 @@ impl Default for JsonSchemaOptions {
             format_assertion: true,
             lenient: false,
             integer_decimal_point: false,
-            max_exact_length: 512,
+            max_exact_length: DEFAULT_MAX_EXACT_LENGTH,
             max_depth: 64,
             max_work: 1_000_000,
         }

@@ -16,7 +16,7 @@ use serde_json::Value;
 use super::error::schema_error;
 use super::loader::Document;
 use super::numbers::{Decimal, NumberSchema};
-use super::options::JsonSchemaOptions;
+use super::options::{JsonSchemaOptions, DEFAULT_MAX_EXACT_LENGTH};
 use super::regex::parse_ecma;
 use super::strings::search_language;
 use crate::error::{Error, Result};
@@ -1095,8 +1095,15 @@ pub(crate) fn any_of(mut out: Vec<Schema>) -> Schema {
 
 /// Several string alternatives become one string schema with an `any_of`
 /// group (see [`StringSchema::any_of`]), in the place of the first.
+/// A plain string longer than a lexer counts is counted by the grammar in
+/// chunks (`super::counted`); merged into a group it would need the lexer
+/// to count it, so it stays an alternative of its own.
 fn merge_strings(alts: &mut Vec<Schema>) {
-    let strings: Vec<usize> = (0..alts.len()).filter(|&i| matches!(alts[i], Schema::String(_))).collect();
+    let counted = |st: &StringSchema| {
+        st.is_plain() && (st.min_length > DEFAULT_MAX_EXACT_LENGTH || st.max_length > Some(DEFAULT_MAX_EXACT_LENGTH))
+    };
+    let strings: Vec<usize> =
+        (0..alts.len()).filter(|&i| matches!(&alts[i], Schema::String(st) if !counted(st))).collect();
     if strings.len() < 2 {
         return;
     }
