@@ -67,7 +67,8 @@ def main() -> None:
             t1 = time.perf_counter()
             linked = host.bind("arguments", child).link(optimization=opt)
             t2 = time.perf_counter()
-            source = glrmask.Grammar.from_glrm(WRAPPER).bind("arguments", glrmask.Grammar.from_json_schema(row["schema"]))
+            child_source = glrmask.Grammar.from_json_schema(row["schema"])
+            source = glrmask.Grammar.from_glrm(WRAPPER).bind("arguments", child_source)
             composed = source.compile(vocab, optimization=opt)
             t3 = time.perf_counter()
         except glrmask.GlrmaskError:
