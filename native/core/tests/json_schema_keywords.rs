@@ -250,6 +250,28 @@ fn any_of_all_of_one_of() {
     let lenient = JsonSchemaOptions { lenient: true, ..JsonSchemaOptions::default() };
     let (_, notes) = json_schema_grammar(&overlap, &lenient).unwrap();
     assert!(notes.iter().any(|n| n.contains("oneOf")), "{notes:?}");
+    // Disjoint through definitions (JSONSchemaBench WashingtonPost): the
+    // intersection of two `$ref`s is a definition of its own, never because
+    // `b` is closed and `a` requires a member `b` does not have. Read as
+    // anyOf, no complement needed (here none would be expressed: `contains`).
+    let refs = json!({
+        "$defs": {
+            "a": {"type": "object", "required": ["kind", "x"],
+                  "properties": {"kind": {"type": "string"}, "x": {"type": "array", "contains": {"const": 1}}}},
+            "b": {"type": "object", "required": ["kind"], "properties": {"kind": {"const": "b"}, "y": {}},
+                  "additionalProperties": false},
+        },
+        "oneOf": [{"$ref": "#/$defs/a"}, {"$ref": "#/$defs/b"}],
+    });
+    check_with(
+        refs,
+        &any_order,
+        &[r#"{"kind":"b"}"#, r#"{"kind":"b","y":2}"#, r#"{"kind":"b","x":[1]}"#, r#"{"x":[0,1],"kind":"z"}"#],
+        &[r#"{"kind":"z"}"#, r#"{"kind":"b","x":[0]}"#, r#"{"kind":"b","z":1}"#],
+    );
+    // `not: {not: Y}` is Y, though a complement of Y's complement is not expressed.
+    let double = json!({"type": "object", "not": {"not": {"additionalProperties": {"type": "boolean"}}, "title": "t"}});
+    check(double, &["{}", r#"{"a":true}"#], &[r#"{"a":1}"#, "[]"]);
     // A definition first built while proving a oneOf disjoint keeps its notes
     // (JSONSchemaBench vs-nesting: its uniqueItems went unreported).
     let disjoint = json!({

@@ -27,6 +27,14 @@ use crate::error::Result;
 /// the pattern/format DFA it runs in.
 const MAX_LENGTH_PRODUCT: usize = 40_000;
 
+/// `Y` when `not` is `{"not": Y}` with nothing beside it but annotations.
+fn double_negation(not: &Value) -> Option<&Value> {
+    const ANNOTATIONS: &[&str] = &["title", "description", "$comment", "examples", "default", "deprecated"];
+    let Value::Object(m) = not else { return None };
+    let inner = m.get("not")?;
+    m.keys().all(|k| k == "not" || ANNOTATIONS.contains(&k.as_str())).then_some(inner)
+}
+
 /// Keywords that constrain values of one type.
 const TYPE_KEYWORDS: &[&str] = &[
     "minLength",
@@ -133,7 +141,13 @@ impl Ctx<'_> {
         if map.contains_key("oneOf") {
             schema = self.one_of(schema, map, path, depth)?;
         }
-        if let Some(not) = map.get("not") {
+        if let Some(inner) = map.get("not").and_then(double_negation) {
+            // `not: {not: Y}` is Y, with no complement to build (a complement
+            // of a complement is not always expressed).
+            let inner_path = child_path(&child_path(path, "not"), "not");
+            let sub = self.build(inner, &inner_path, depth + 2)?;
+            schema = self.intersect(&schema, &sub, path, 0)?;
+        } else if let Some(not) = map.get("not") {
             let npath = child_path(path, "not");
             let before = self.approximations;
             let sub = self.build(not, &npath, depth + 1)?;

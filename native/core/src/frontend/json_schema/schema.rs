@@ -1040,6 +1040,15 @@ impl<'a> Ctx<'a> {
         match s {
             Schema::Never => true,
             Schema::AnyOf(xs) => xs.iter().all(|x| self.is_never(x, depth + 1)),
+            // A built definition (an intersection of two, for `oneOf`'s
+            // disjointness) is never when its body is.
+            Schema::Ref(id) => match &self.defs[*id].state {
+                DefState::Done(body) => {
+                    let body = body.clone();
+                    self.is_never(&body, depth + 1)
+                }
+                _ => false,
+            },
             Schema::Object(o) => o.required.iter().any(|r| match o.property(r) {
                 Some(p) => {
                     let p = p.clone();
