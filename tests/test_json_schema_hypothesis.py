@@ -913,7 +913,7 @@ def test_counted_contains_matches_the_reference_on_every_small_array(schema):
 
 
 # Code points of every encoding width, so counting is by code point, not by byte.
-_CODE_POINTS = st.sampled_from(["a", " ", '"', "\\", "\n", "é", "€", "😀", "\u2028"])
+_CODE_POINTS = st.sampled_from(["a", "b", " ", '"', "\\", "\n", "é", "€", "😀", "\u2028"])
 
 
 @st.composite
@@ -924,6 +924,9 @@ def _counted_string_case(draw) -> tuple[dict, list[str]]:
         lambda b: max(0, b + draw(st.integers(-1, 1)))
     )
     string: dict = {"type": "string"}
+    if draw(st.integers(0, 2)) == 0:
+        # A class run: counted in chunks of the class, its count and the lengths together.
+        string["pattern"] = "^[a-c]+$"
     if draw(st.booleans()):
         string["minLength"] = draw(bound)
     if draw(st.booleans()) or "minLength" not in string:
@@ -937,16 +940,17 @@ def _counted_string_case(draw) -> tuple[dict, list[str]]:
     }[wrapper]
     lengths = {string.get("minLength", 0), string.get("maxLength", 0)}
     near = sorted({max(0, n + d) for n in lengths for d in (-1, 0, 1)} | {0, chunk, 2 * chunk})
-    texts = [draw(st.text(_CODE_POINTS, min_size=n, max_size=n)) for n in near]
+    alphabet = st.sampled_from("ab") if "pattern" in string and draw(st.booleans()) else _CODE_POINTS
+    texts = [draw(st.text(alphabet, min_size=n, max_size=n)) for n in near]
     return schema, texts
 
 
 @settings(max_examples=120, deadline=None, derandomize=True, database=None)
 @given(_counted_string_case(), st.sampled_from([0, 3, 512]))
 def test_counted_strings_match_the_reference(case, max_exact_length):
-    """Plain strings above ``max_exact_length`` are counted by the grammar in 64-code-point chunks
-    (``counted.rs``): lengths at and around chunk multiples, every encoding width, escaped and
-    not, against jsonschema; no over-approximation."""
+    """Plain strings and class runs (``^[a-c]+$``) above ``max_exact_length`` are counted by the
+    grammar in 64-code-point chunks (``counted.rs``): lengths at and around chunk multiples, every
+    encoding width, escaped and not, against jsonschema; no over-approximation."""
     schema, texts = case
     Validator.check_schema(schema)
     try:

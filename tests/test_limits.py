@@ -122,9 +122,11 @@ def test_bad_limits_are_clear_errors():
 
 
 def test_json_schema_bounds_are_options_of_the_conversion():
-    # A plain string of any length is counted by the grammar; with a pattern the lexer counts.
-    assert glrmask.Grammar.from_json_schema({"type": "string", "maxLength": 600}).ignored_keywords == []
-    schema = {"type": "string", "maxLength": 600, "pattern": "^x*$"}
+    # A plain string or a class run (`^x*$`) of any length is counted by the grammar; with
+    # another pattern the lexer counts.
+    for counted in ({"type": "string", "maxLength": 600}, {"type": "string", "maxLength": 600, "pattern": "^x*$"}):
+        assert glrmask.Grammar.from_json_schema(counted).ignored_keywords == []
+    schema = {"type": "string", "maxLength": 600, "pattern": "^x*y?$"}
     with pytest.raises(glrmask.LimitError) as caught:
         glrmask.Grammar.from_json_schema(schema)
     assert limit_named(caught.value) == "max_exact_length"

@@ -98,6 +98,7 @@ fn counted_strings_mask_like_the_oracle() {
         json!({"type": "object", "properties": {"d": {"type": "string", "maxLength": 100}, "n": {"type": "integer"}}, "required": ["d"]}),
         json!({"type": "array", "items": {"anyOf": [{"type": "string", "maxLength": 66}, {"type": "string", "pattern": "^[a-c]*$"}]}, "maxItems": 2}),
         json!({"type": "string", "not": {"maxLength": 65}}),
+        json!({"type": "string", "pattern": "^[a-h\\n€😀]+$", "maxLength": 90}),
     ];
     for (ws, any_order) in [(Whitespace::Compact, false), (Whitespace::Flexible { max: 2 }, true)] {
         let options =
@@ -133,6 +134,29 @@ fn counted_strings_mask_like_the_oracle() {
 }
 
 #[test]
+fn class_runs_are_counted_like_plain_strings() {
+    // `^C{m,n}$` beside a length is one run of C: lengths exact, other code points rejected.
+    let options = JsonSchemaOptions { max_exact_length: 3, ..Default::default() };
+    let schema = json!({"type": "string", "pattern": "^[a\\n😀é]{2,}$", "maxLength": 140});
+    for optimization in [Optimization::FastBuild, Optimization::FastRuntime] {
+        let c = compile(&schema, &options, optimization);
+        for n in 0..=150usize {
+            for (phase, foreign) in [(0, false), (2, false), (1, true)] {
+                // The last code point is € (outside the class) when `foreign`.
+                let unit =
+                    |i: usize| if foreign && i + 1 == n { "€" } else { ["a", "\\n", "é", "😀"][(i + phase) % 4] };
+                let text: String = (0..n).map(unit).collect();
+                let mut state = c.start();
+                let quoted = format!("\"{text}\"");
+                let accepted = state.commit_bytes(quoted.as_bytes()).is_ok() && state.is_accepting();
+                let expected = !text.contains('€') && (2..=140).contains(&n);
+                assert_eq!(accepted, expected, "{quoted:?} ({n} code points), {optimization:?}");
+            }
+        }
+    }
+}
+
+#[test]
 fn large_bounds_stay_small_and_patterned_ones_are_refused() {
     // The grammar grows with the logarithm of the bound, the lexer not at all.
     let sizes: Vec<(usize, usize)> = [1_000u32, 100_000, u32::MAX]
@@ -143,15 +167,16 @@ fn large_bounds_stay_small_and_patterned_ones_are_refused() {
         })
         .collect();
     assert!(sizes.iter().all(|&(t, r)| t <= 6 && r <= 3 * 32 + 4), "{sizes:?}");
-    // With a pattern the lexer must count: refused (strict), dropped (lenient).
-    let schema = json!({"type": "string", "pattern": "^[a-z]+$", "maxLength": 5000});
+    // With a pattern other than a class run the lexer must count: refused
+    // (strict), dropped (lenient).
+    let schema = json!({"type": "string", "pattern": "^[a-z]+@[a-z]+$", "maxLength": 5000});
     let e = json_schema_grammar(&schema, &Default::default()).unwrap_err();
     assert!(e.message().contains("max_exact_length"), "{}", e.message());
     let lenient = JsonSchemaOptions { lenient: true, ..Default::default() };
     let (_, notes) = json_schema_grammar(&schema, &lenient).unwrap();
     assert!(notes.iter().any(|n| n.contains("maxLength")), "{notes:?}");
     // An intersection of a long plain string with a pattern, too.
-    let schema = json!({"allOf": [{"type": "string", "maxLength": 5000}, {"pattern": "^[a-z]+$"}]});
+    let schema = json!({"allOf": [{"type": "string", "maxLength": 5000}, {"pattern": "^[a-z]+@[a-z]+$"}]});
     let e = json_schema_grammar(&schema, &Default::default()).unwrap_err();
     assert!(e.message().contains("max_exact_length"), "{}", e.message());
     let (_, notes) = json_schema_grammar(&schema, &lenient).unwrap();

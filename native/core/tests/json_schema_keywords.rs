@@ -333,6 +333,13 @@ fn patterns() {
     check(json!({"type": "string", "pattern": "^a|b$"}), &[r#""ax""#, r#""xb""#], &[r#""xa""#, r#""bx""#]);
     check(json!({"type": "string", "pattern": "^\\S+$"}), &[r#""a.b!c""#], &[r#""a b""#, r#""a\tb""#]);
     check(json!({"type": "string", "pattern": "^\\p{Lu}"}), &[r#""Éa""#], &[r#""éa""#]);
+    // A pattern that finds an empty match in every string constrains nothing
+    // (so a long length beside it is a counted run); anchored at both ends it does.
+    let everything = json!({"type": "string", "pattern": "([0-9a-z]+)?", "maxLength": 700});
+    check(everything, &[r#""!?""#, r#""""#], &["1"]);
+    check(json!({"type": "string", "pattern": "^a*"}), &[r#""ba""#], &[]);
+    check(json!({"type": "string", "pattern": "^a*$"}), &[r#""aa""#, r#""""#], &[r#""ba""#]);
+    check(json!({"type": "string", "pattern": "x|^a*$"}), &[r#""bxb""#, r#""aa""#], &[r#""ba""#]);
     let (code, path) = error_code(json!({"properties": {"p": {"pattern": "(?=a)"}}}), &JsonSchemaOptions::default());
     assert_eq!((code, path.as_deref()), ("unsupported_pattern", Some("/properties/p/pattern")));
     assert_eq!(error_code(json!({"pattern": "(a"}), &JsonSchemaOptions::default()).0, "bad_pattern");

@@ -564,9 +564,12 @@ impl Ctx<'_> {
             let ppath = child_path(path, "pattern");
             let Value::String(p) = p else { return Err(invalid("`pattern` must be a string", &ppath)) };
             // Translate now so a bad pattern is reported at its keyword.
+            let parsed = super::regex::parse_ecma(p, &ppath);
             let translated =
-                super::regex::parse_ecma(p, &ppath).and_then(|re| super::strings::search_language(&re, &ppath));
+                parsed.as_ref().map_err(Clone::clone).and_then(|re| super::strings::search_language(re, &ppath));
             match translated {
+                // It finds an (empty) match in every string: no constraint.
+                Ok(_) if parsed.as_ref().is_ok_and(|re| super::strings::matches_every_string(re, &ppath)) => {}
                 Ok(_) => s.patterns.push(SourceRegex { source: p.clone(), path: ppath }),
                 Err(e) if self.opts.lenient && e.code() == "unsupported_pattern" => {
                     self.approximate(format!(
@@ -598,11 +601,11 @@ impl Ctx<'_> {
         if s.max_length.is_some_and(|m| m < s.min_length) {
             return Ok(Schema::Never);
         }
-        // A plain string (a length and nothing else) of any length is counted
-        // by the grammar in chunks (`Lowerer::counted_string`). With a pattern
-        // or format the count runs inside every state of its DFA, so there
-        // the bound is limited (see `length_limit`).
-        if s.is_plain() {
+        // A run of one class (a length, and at most a `^C{m,n}$` pattern) of
+        // any length is counted by the grammar in chunks (`counted`). With
+        // another pattern or a format the count runs inside every state of
+        // its DFA, so there the bound is limited (see `length_limit`).
+        if s.class_run().is_some() {
             return Ok(Schema::String(s));
         }
         let limit = self.length_limit(&s)?;

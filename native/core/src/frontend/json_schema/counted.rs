@@ -1,22 +1,23 @@
-//! Plain strings of any length, counted by the grammar in chunks.
+//! Runs of one code-point class of any length, counted by the grammar in chunks.
 //!
 //! A length bound inside a string's lexer automaton costs ~20 DFA states
 //! per code point (escapes and UTF-8 sequences in progress), and the Static
 //! tables grow with the lexer: `maxLength: 10000` would be 200,000 states.
-//! But a run of code points is uniform, only its count matters. So a plain
-//! string (a length and nothing else) whose bound is above
-//! `max_exact_length` is written as lexemes of a fixed size: the opening
-//! quote, [`CHUNK`] code points at a time, then a tail of fewer with the
-//! closing quote. The lexer holds one chunk's automaton whatever the bound, and the
-//! grammar counts chunks in binary (`X^(2^k)` and "fewer than `2^k`" rules),
-//! so it grows with the logarithm of the bound, not with the bound.
+//! But a run of code points of one class is uniform, only its count
+//! matters. So a string that is such a run (a length and nothing else, or
+//! with one `^C{m,n}$` pattern: [`super::schema::StringSchema::class_run`]) whose count is
+//! above `max_exact_length` is written as lexemes of a fixed size: the
+//! opening quote, [`CHUNK`] code points at a time, then a tail of fewer with
+//! the closing quote. The lexer holds one chunk's automaton whatever the
+//! bound, and the grammar counts chunks in binary (`X^(2^k)` and "fewer than
+//! `2^k`" rules), so it grows with the logarithm of the bound, not with it.
 //!
-//! Why the language is exactly the strings of `min..=max` code points:
+//! Why the language is exactly the strings of `min..=max` code points of the class:
 //! - A content of `c` code points splits in one way only into `j` chunks and
-//!   a tail of `t < CHUNK` code points (`c = CHUNK·j + t`),
-//!   and the rules admit exactly the `(j, t)` with `min <= c <= max`, each once
-//!   (the binary rules split counts into disjoint ranges), so the grammar is
-//!   unambiguous.
+//!   a tail of `t < CHUNK` code points (`c = CHUNK·j + t`), and the rules
+//!   admit exactly the `(j, t)` with `min <= c <= max`, each once (the binary
+//!   rules split counts into disjoint ranges), so the grammar is unambiguous.
+//!   Every piece admits only code points of the class.
 //! - Per-terminal longest match (DESIGN §3) rejects none of these lexings,
 //!   and leaves no exclusion pending: every piece is prefix-free (a chunk has
 //!   one length; a tail ends at its closing quote, which content cannot
@@ -25,10 +26,12 @@
 //!   unwanted, so a schema with counted strings places its whitespace in the
 //!   rules ([`Lowerer::split_lexemes`]), as split numbers do.
 
+use regex_syntax::hir::{ClassUnicode, Hir, Repetition};
 use rustc_hash::FxHashMap;
 
 use super::lower::Lowerer;
-use super::strings::length_content;
+
+use super::strings::{any_char, encoded_class};
 use crate::error::Result;
 use crate::grammar::{Expr, Pattern};
 use crate::ids::TerminalId;
@@ -38,23 +41,55 @@ use crate::ids::TerminalId;
 /// through the parser.
 pub(crate) const CHUNK: u32 = 64;
 
-/// The binary counting rules of one grammar, shared by all its counted strings.
+/// The code points of a counted string.
+#[derive(Clone, Default)]
+pub(crate) struct Unit {
+    /// `None`: any code point.
+    class: Option<ClassUnicode>,
+    /// Names the class in terminal keys (its ranges).
+    key: String,
+}
+
+impl Unit {
+    fn of(class: Option<&ClassUnicode>) -> Unit {
+        let key = class.map(|c| format!("{:?}", c.ranges())).unwrap_or_default();
+        Unit { class: class.cloned(), key }
+    }
+
+    fn hir(&self) -> Hir {
+        self.class.as_ref().map(encoded_class).unwrap_or_else(any_char)
+    }
+
+    /// `min..=max` of these code points.
+    fn run(&self, min: u32, max: u32) -> Pattern {
+        Pattern::Hir(Hir::repetition(Repetition { min, max: Some(max), greedy: true, sub: Box::new(self.hir()) }))
+    }
+}
+
+/// The binary counting rules of one grammar, per unit, shared by all its
+/// counted strings of that unit.
 #[derive(Default)]
 pub(crate) struct CountRules {
-    /// `powers[k]`: exactly `2^k` chunks.
-    powers: Vec<Expr>,
-    /// `fewer[h]`: fewer than `2^h` chunks.
-    fewer: FxHashMap<u32, Expr>,
+    /// The unit of the string being lowered now.
+    unit: Unit,
+    /// `powers[(unit, k)]`: exactly `2^k` chunks.
+    powers: FxHashMap<(String, u32), Expr>,
+    /// `fewer[(unit, h)]`: fewer than `2^h` chunks.
+    fewer: FxHashMap<(String, u32), Expr>,
 }
 
 impl Lowerer<'_, '_> {
     /// `"…"` with `min..=max` code points of content (`max: None`: no bound):
     /// the opening quote, `j` chunks, a tail of `t < CHUNK` and the quote.
-    pub(crate) fn counted_string(&mut self, min: u32, max: Option<u32>) -> Result<Expr> {
+    ///
+    /// `class`: the code points allowed (`None`: any), as a `^C{m,n}$`
+    /// pattern gives; `min`/`max` count them.
+    pub(crate) fn counted_string(&mut self, class: Option<&ClassUnicode>, min: u32, max: Option<u32>) -> Result<Expr> {
         if max.is_some_and(|m| m < min) {
             return Ok(Expr::Alt(vec![]));
         }
         self.mark_split_lexemes();
+        self.count_rules().unit = Unit::of(class);
         let quote = self.lit(b"\"")?;
         let (head_chunks, min_tail) = (min / CHUNK, min % CHUNK);
         let head = self.exactly(head_chunks)?;
@@ -93,33 +128,38 @@ impl Lowerer<'_, '_> {
     }
 
     fn chunk(&mut self) -> Result<Expr> {
-        let t: TerminalId = self.terminal(format!("chunk{CHUNK}"), &format!("string chunk{{{CHUNK}}}"), || {
-            Ok(length_content(CHUNK, Some(CHUNK)))
-        })?;
+        let unit = self.count_rules().unit.clone();
+        let t: TerminalId =
+            self.terminal(format!("chunk{CHUNK}{}", unit.key), &format!("string chunk{{{CHUNK}}}"), || {
+                Ok(unit.run(CHUNK, CHUNK))
+            })?;
         Ok(Expr::Terminal(t))
     }
 
     /// A tail of `min..=max` code points (`max < CHUNK`) and the closing quote.
     fn tail(&mut self, min: u32, max: u32) -> Result<Expr> {
-        let t = self.terminal(format!("tail{min},{max}"), &format!("string tail{{{min},{max}}}\""), || {
-            Ok(Pattern::Concat(vec![length_content(min, Some(max)), Pattern::literal(b"\"")]))
+        let unit = self.count_rules().unit.clone();
+        let key = format!("tail{min},{max}{}", unit.key);
+        let t = self.terminal(key, &format!("string tail{{{min},{max}}}\""), || {
+            Ok(Pattern::Concat(vec![unit.run(min, max), Pattern::literal(b"\"")]))
         })?;
         Ok(Expr::Terminal(t))
     }
 
     /// Exactly `2^k` chunks.
     fn power(&mut self, k: u32) -> Result<Expr> {
-        while self.count_rules().powers.len() <= k as usize {
-            let next = match self.count_rules().powers.last().cloned() {
-                None => self.chunk()?,
-                Some(half) => {
-                    let n = self.count_rules().powers.len();
-                    self.shared(Expr::Seq(vec![half.clone(), half]), &format!("chunks^{}", 1u64 << n))
-                }
-            };
-            self.count_rules().powers.push(next);
+        let key = (self.count_rules().unit.key.clone(), k);
+        if let Some(e) = self.count_rules().powers.get(&key) {
+            return Ok(e.clone());
         }
-        Ok(self.count_rules().powers[k as usize].clone())
+        let e = if k == 0 {
+            self.chunk()?
+        } else {
+            let half = self.power(k - 1)?;
+            self.shared(Expr::Seq(vec![half.clone(), half]), &format!("chunks^{}", 1u64 << k))
+        };
+        self.count_rules().powers.insert(key, e.clone());
+        Ok(e)
     }
 
     /// Exactly `n` chunks: the powers of two of its binary digits.
@@ -137,14 +177,15 @@ impl Lowerer<'_, '_> {
         if h == 0 {
             return Ok(Expr::Empty);
         }
-        if let Some(e) = self.count_rules().fewer.get(&h) {
+        let key = (self.count_rules().unit.key.clone(), h);
+        if let Some(e) = self.count_rules().fewer.get(&key) {
             return Ok(e.clone());
         }
         let below = self.fewer(h - 1)?;
         let half = self.power(h - 1)?;
         let e =
             self.shared(Expr::Alt(vec![below.clone(), Expr::Seq(vec![half, below])]), &format!("chunks<{}", 1u64 << h));
-        self.count_rules().fewer.insert(h, e.clone());
+        self.count_rules().fewer.insert(key, e.clone());
         Ok(e)
     }
 

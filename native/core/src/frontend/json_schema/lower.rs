@@ -404,15 +404,16 @@ impl<'c, 'a> Lowerer<'c, 'a> {
 
     // ---- strings and numbers ---------------------------------------------------------
 
-    /// A string value: one terminal, or (a plain string longer than a lexer
-    /// counts) chunks counted by the grammar (see `counted`).
+    /// A string value: one terminal, or (a run of one class longer than a
+    /// lexer counts) chunks counted by the grammar (see `counted`).
     fn string_value(&mut self, st: &StringSchema) -> Result<Expr> {
         let limit = self.ctx.opts.max_exact_length;
-        if st.min_length <= limit && st.max_length.is_none_or(|m| m <= limit) {
-            return Ok(Expr::Terminal(self.string(st)?));
+        let long = |min: u32, max: Option<u32>| min > limit || max.is_some_and(|m| m > limit);
+        if let Some((class, min, max)) = st.class_run().filter(|&(_, min, max)| long(min, max)) {
+            return self.counted_string(class.as_ref(), min, max);
         }
-        if st.is_plain() && st.excluded.is_empty() {
-            return self.counted_string(st.min_length, st.max_length);
+        if !long(st.min_length, st.max_length) {
+            return Ok(Expr::Terminal(self.string(st)?));
         }
         let st = self.ctx.lexer_lengths(st)?;
         Ok(Expr::Terminal(self.string(&st)?))

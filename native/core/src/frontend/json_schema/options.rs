@@ -62,11 +62,12 @@ pub struct JsonSchemaOptions {
     pub integer_decimal_point: bool,
     /// Largest `minLength`/`maxLength` counted inside a string's lexer
     /// automaton (~20 DFA states per code point: escapes and UTF-8 sequences
-    /// in progress). Above it, a plain string (a length and nothing else) is
-    /// counted by the grammar in chunks instead, exactly and at any length
-    /// (see `counted`); a string with a `pattern` or `format` cannot be,
-    /// and its bound is an error, or with `lenient` dropped and reported
-    /// (the bound allowed shrinks with the size of its automaton). Default 512.
+    /// in progress). Above it, a run of one class (a length and nothing else,
+    /// or with one `^C{m,n}$` pattern) is counted by the grammar in chunks
+    /// instead, exactly and at any length (see `counted`); a string with
+    /// another `pattern` or a `format` cannot be, and its bound is an error,
+    /// or with `lenient` dropped and reported (the bound allowed shrinks with
+    /// the size of its automaton). Default 512.
     pub max_exact_length: u32,
     /// Maximum nesting of schemas and of the JSON values they describe while
     /// the front end works (recursion through `$ref` is unbounded in the

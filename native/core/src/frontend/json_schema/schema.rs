@@ -10,6 +10,7 @@
 //! through the other keywords. `oneOf` becomes `anyOf` when its alternatives
 //! are provably disjoint ([`Ctx::disjoint`]).
 
+use regex_syntax::hir::ClassUnicode;
 use rustc_hash::FxHashMap;
 use serde_json::Value;
 
@@ -18,7 +19,7 @@ use super::loader::Document;
 use super::numbers::{Decimal, NumberSchema};
 use super::options::{JsonSchemaOptions, DEFAULT_MAX_EXACT_LENGTH};
 use super::regex::parse_ecma;
-use super::strings::search_language;
+use super::strings::{class_run, search_language};
 use crate::error::{Error, Result};
 use crate::grammar::Pattern;
 use crate::lexer::dfa::TermDfa;
@@ -81,6 +82,35 @@ impl StringSchema {
             && self.not_formats.is_empty()
             && self.any_of.is_empty()
             && self.none_of.is_empty()
+    }
+
+    /// A run of one code-point class with a count: no pattern (any code
+    /// point), or one `^C{m,n}$` pattern ([`class_run`]), and nothing
+    /// else. The class (`None`: any code point) and the count, the length
+    /// bounds and the pattern's together. Such a string is counted by the
+    /// grammar when the count is long (`super::counted`).
+    pub fn class_run(&self) -> Option<(Option<ClassUnicode>, u32, Option<u32>)> {
+        let others = self.formats.is_empty()
+            && self.not_patterns.is_empty()
+            && self.not_formats.is_empty()
+            && self.any_of.is_empty()
+            && self.none_of.is_empty()
+            && self.excluded.is_empty();
+        if !others {
+            return None;
+        }
+        let bound = |a: Option<u32>, b: Option<u32>| match (a, b) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        match self.patterns.as_slice() {
+            [] => Some((None, self.min_length, self.max_length)),
+            [p] => {
+                let (class, min, max) = class_run(&parse_ecma(&p.source, &p.path).ok()?, &p.path)?;
+                Some((Some(class), min.max(self.min_length), bound(max, self.max_length)))
+            }
+            _ => None,
+        }
     }
 
     /// Every string.
@@ -1104,12 +1134,14 @@ pub(crate) fn any_of(mut out: Vec<Schema>) -> Schema {
 
 /// Several string alternatives become one string schema with an `any_of`
 /// group (see [`StringSchema::any_of`]), in the place of the first.
-/// A plain string longer than a lexer counts is counted by the grammar in
+/// A class run longer than a lexer counts is counted by the grammar in
 /// chunks (`super::counted`); merged into a group it would need the lexer
 /// to count it, so it stays an alternative of its own.
 fn merge_strings(alts: &mut Vec<Schema>) {
     let counted = |st: &StringSchema| {
-        st.is_plain() && (st.min_length > DEFAULT_MAX_EXACT_LENGTH || st.max_length > Some(DEFAULT_MAX_EXACT_LENGTH))
+        st.class_run().is_some_and(|(_, min, max)| {
+            min > DEFAULT_MAX_EXACT_LENGTH || max.is_some_and(|m| m > DEFAULT_MAX_EXACT_LENGTH)
+        })
     };
     let strings: Vec<usize> =
         (0..alts.len()).filter(|&i| matches!(&alts[i], Schema::String(st) if !counted(st))).collect();

@@ -339,6 +339,38 @@ pub(crate) fn search_language(re: &Regex, path: &str) -> Result<Pattern> {
     Ok(if alts.len() == 1 { alts.pop().unwrap_or(Pattern::Alt(vec![])) } else { Pattern::Alt(alts) })
 }
 
+/// Does `re` find a match in every string? It does when one of its
+/// alternatives matches the empty string and is not anchored at both ends
+/// (`([0-9a-z]+)?`, `^a*`): ECMA search semantics find that empty match.
+pub(crate) fn matches_every_string(re: &Regex, path: &str) -> bool {
+    fn nullable(re: &Regex) -> bool {
+        match re {
+            Regex::Empty => true,
+            Regex::Class(_) | Regex::Start | Regex::End => false,
+            Regex::Concat(items) => items.iter().all(nullable),
+            Regex::Alt(items) => items.iter().any(nullable),
+            Regex::Repeat { re, min, .. } => *min == 0 || nullable(re),
+        }
+    }
+    variants(re, path).is_ok_and(|vs| vs.iter().any(|(start, core, end)| !(*start && *end) && nullable(core)))
+}
+
+/// `^C{min,max}$` (also `^C*$`, `^C+$`, `^C$`) for a code-point class `C`:
+/// the class and the count. Such a pattern beside a length bound is one
+/// counted run, not a product of two automata.
+pub(crate) fn class_run(re: &Regex, path: &str) -> Option<(ClassUnicode, u32, Option<u32>)> {
+    let variants = variants(re, path).ok()?;
+    let [(true, core, true)] = variants.as_slice() else { return None };
+    match core {
+        Regex::Class(c) => Some((c.clone(), 1, Some(1))),
+        Regex::Repeat { re, min, max } => match re.as_ref() {
+            Regex::Class(c) => Some((c.clone(), *min, *max)),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
 /// The content strings that `re` matches entirely (anchors allowed at the ends).
 pub(crate) fn full_match_language(re: &Regex, path: &str) -> Result<Pattern> {
     let mut alts = Vec::new();
