@@ -30,7 +30,6 @@ use regex_syntax::hir::{ClassUnicode, Hir, Repetition};
 use rustc_hash::FxHashMap;
 
 use super::lower::Lowerer;
-
 use super::strings::{any_char, encoded_class};
 use crate::error::Result;
 use crate::grammar::{Expr, Pattern};
