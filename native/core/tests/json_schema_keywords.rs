@@ -514,6 +514,18 @@ fn conditionals_and_dependencies() {
         &[r#"{"k":"x","x":1}"#, r#"{"k":"z","y":1}"#, r#"{"y":1}"#],
         &[r#"{"k":"x","y":1}"#, r#"{"k":"z","x":1}"#, "{}"],
     );
+    // Before draft 7, `if`/`then`/`else` are unknown keywords: ignored
+    // (JSONSchemaBench Github_medium---o3385 is draft-04 and uses them).
+    check_with(
+        json!({
+            "$schema": "http://json-schema.org/draft-04/schema#",
+            "if": {"properties": {"k": {"enum": ["x"]}}, "required": ["k"]},
+            "then": {"required": ["x"]},
+        }),
+        &any_order,
+        &[r#"{"k":"x"}"#, r#"{"k":"x","x":1}"#],
+        &[],
+    );
     check_with(
         json!({"dependentRequired": {"a": ["b"]}}),
         &any_order,

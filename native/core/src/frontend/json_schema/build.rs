@@ -160,7 +160,10 @@ impl Ctx<'_> {
                 Err(why) => self.unsupported("not", &npath, &why)?,
             }
         }
-        if map.contains_key("if") && (map.contains_key("then") || map.contains_key("else")) {
+        // `if`/`then`/`else` are keywords from draft 7 on; before, unknown
+        // keywords, ignored (JSONSchemaBench has draft-04 schemas with them).
+        let conditional = self.doc.draft >= super::loader::Draft::Draft7;
+        if conditional && map.contains_key("if") && (map.contains_key("then") || map.contains_key("else")) {
             schema = self.conditional(schema, map, path, depth)?;
         }
         schema = self.dependencies(schema, map, path, depth)?;
