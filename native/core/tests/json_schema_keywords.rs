@@ -163,6 +163,20 @@ fn pattern_properties_and_property_names() {
         &[r#"{"id":1}"#, r#"{"id":1,"x-a":"s"}"#, r#"{"bnum":2}"#],
         &[r#"{"other":1}"#, r#"{"x-a":1}"#, r#"{"x-num":"s"}"#, r#"{"x-num":1}"#],
     );
+    // More overlapping patterns than subsets can be listed: only the regions
+    // a key can fall in (here `abc` matches a, b, c and ab; `xd` only d).
+    let overlapping = json!({
+        "patternProperties": {
+            "a": {"type": "integer"}, "b": {"minimum": 2}, "c": {"maximum": 9}, "d": {"type": "string"},
+            "ab": {"multipleOf": 2}, "^x": {"not": {"type": "null"}}
+        },
+        "additionalProperties": false
+    });
+    check(
+        overlapping,
+        &[r#"{"abc":4}"#, r#"{"a":1,"cb":2,"xd":"s","c":"t"}"#, r#"{"xa":0}"#],
+        &[r#"{"abc":3}"#, r#"{"abc":10}"#, r#"{"ad":1}"#, r#"{"e":1}"#, r#"{"xd":null}"#, r#"{"b":1}"#],
+    );
     check(
         json!({"propertyNames": {"maxLength": 2}, "additionalProperties": {"type": "integer"}}),
         &[r#"{"ab":1}"#, r#"{}"#],
@@ -340,6 +354,11 @@ fn patterns() {
     check(json!({"type": "string", "pattern": "^a*"}), &[r#""ba""#], &[]);
     check(json!({"type": "string", "pattern": "^a*$"}), &[r#""aa""#, r#""""#], &[r#""ba""#]);
     check(json!({"type": "string", "pattern": "x|^a*$"}), &[r#""bxb""#, r#""aa""#], &[r#""ba""#]);
+    // `$` and `^` inside groups and repetitions (Github_hard---o65011's path type).
+    let path_type = json!({"type": "string", "pattern": "^(\\/?((\\.{2})|([a-z0-9\\-]*))($|\\/))*$"});
+    check(path_type, &[r#""""#, r#""/a/..""#, r#""ab/c-d/""#, r#""..""#], &[r#""a.b""#, r#""A""#, r#""a//b.""#]);
+    check(json!({"type": "string", "pattern": "(a$|b)c"}), &[r#""xbc""#], &[r#""ac""#, r#""xa""#]);
+    check(json!({"type": "string", "pattern": "(^a|b)+c"}), &[r#""abbc""#, r#""xbc""#], &[r#""xac""#]);
     let (code, path) = error_code(json!({"properties": {"p": {"pattern": "(?=a)"}}}), &JsonSchemaOptions::default());
     assert_eq!((code, path.as_deref()), ("unsupported_pattern", Some("/properties/p/pattern")));
     assert_eq!(error_code(json!({"pattern": "(a"}), &JsonSchemaOptions::default()).0, "bad_pattern");
@@ -714,4 +733,20 @@ fn reference_cycles_without_a_value_between() {
     let itself =
         json!({"$defs": {"a": {"anyOf": [{"$ref": "#/$defs/a"}]}}, "properties": {"x": {"$ref": "#/$defs/a"}}});
     assert_eq!(error_code(itself, &JsonSchemaOptions::default()).0, "invalid_schema");
+}
+
+/// Intersections recurse three times per level of nesting: 40
+/// levels are within the default `max_depth` and the stack of a test thread
+/// (2 MiB, debug).
+#[test]
+fn deep_intersections() {
+    let nested = |depth: usize, leaf: Value| (0..depth).fold(leaf, |inner, _| json!({"properties": {"a": inner}}));
+    let schema = json!({"allOf": [nested(40, json!({"type": "integer"})), nested(40, json!({"minimum": 3}))]});
+    let text = |leaf: &str| format!("{}{leaf}{}", r#"{"a":"#.repeat(40), "}".repeat(40));
+    check(schema, &[&text("3")], &[&text("2"), &text("3.5")]);
+    let (code, _) = error_code(
+        json!({"allOf": [nested(100, json!({"type": "integer"})), nested(100, json!({"minimum": 3}))]}),
+        &JsonSchemaOptions::default(),
+    );
+    assert_eq!(code, "limit_exceeded");
 }

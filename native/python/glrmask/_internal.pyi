@@ -201,7 +201,7 @@ class Grammar:
         format_assertion: bool = True,
         lenient: bool = False,
         max_exact_length: int = 512,
-        max_depth: int = 64,
+        max_depth: int = 128,
         max_work: int = 1_000_000,
         integer_decimal_point: bool = False,
     ) -> Grammar:

@@ -725,7 +725,7 @@ impl Grammar {
     #[staticmethod]
     #[pyo3(signature = (schema, *, whitespace="compact", max_whitespace=16, whitespace_pattern=None, indent=None,
         separators=None, any_order=false, strict=false, additional_properties_default=true,
-        format_assertion=true, lenient=false, max_exact_length=512, max_depth=64, max_work=1_000_000,
+        format_assertion=true, lenient=false, max_exact_length=512, max_depth=128, max_work=1_000_000,
         integer_decimal_point=false))]
     #[allow(clippy::too_many_arguments)]
     fn from_json_schema(

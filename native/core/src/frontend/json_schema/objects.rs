@@ -29,9 +29,14 @@ use crate::grammar::{Expr, Pattern};
 use crate::ids::RuleId;
 use crate::lexer::dfa::TermDfa;
 
-/// Overlapping `patternProperties` groups up to this many get all their
-/// regions (subsets) exactly.
-const MAX_PATTERNS: usize = 4;
+/// Overlapping `patternProperties` groups: up to this many, the regions
+/// (subsets of groups some key matches exactly) are found on the product
+/// of their automata and each gets its own key terminal.
+const MAX_PATTERNS: usize = 16;
+/// Regions so found, at most (each is a key terminal and a value rule).
+const MAX_REGIONS: usize = 64;
+/// Product states explored to find the regions.
+const MAX_REGION_STATES: usize = 100_000;
 /// Pairwise disjointness is checked for up to this many groups.
 const MAX_DISJOINT_CHECK: usize = 64;
 /// States of the `any_order` automaton.
@@ -167,15 +172,17 @@ impl Lowerer<'_, '_> {
         // key matching two then gets either schema).
         let disjoint = groups.len() > 1 && self.pairwise_disjoint(&langs)?;
         let singles = || std::iter::once(0).chain((0..groups.len()).map(|i| 1u32 << i)).collect::<Vec<u32>>();
-        let exact_regions = disjoint || groups.len() <= MAX_PATTERNS;
+        let regions = if groups.len() <= 1 || disjoint { Ok(Vec::new()) } else { realizable_regions(&langs)? };
+        let exact_regions = disjoint || regions.is_ok();
         let subsets: Vec<u32> = if groups.len() <= 1 || disjoint {
             singles()
-        } else if groups.len() <= MAX_PATTERNS {
-            (0u32..(1u32 << groups.len())).collect()
+        } else if let Ok(regions) = regions {
+            regions
         } else {
             let path = groups[0].2.clone();
             if !self.ctx.opts.lenient {
-                return Err(limit_error("json_schema_pattern_properties", groups.len(), MAX_PATTERNS, &path));
+                let (limit, reached, max) = regions.err().unwrap_or(("json_schema_pattern_properties", 0, 0));
+                return Err(limit_error(limit, reached, max, &path));
             }
             self.ctx.notes.push(format!(
                 "patternProperties at {}: {} patterns with different schemas; a key matching several is checked against one of them",
@@ -491,4 +498,62 @@ impl Lowerer<'_, '_> {
 
 fn is_empty_language(p: &Pattern) -> bool {
     matches!(p, Pattern::Alt(xs) if xs.is_empty())
+}
+
+/// Regions as bit masks over pattern groups, or the bound (name, reached,
+/// maximum) that keeps them from being found.
+type Regions = std::result::Result<Vec<u32>, (&'static str, usize, usize)>;
+
+/// The subsets of `langs` that some string is in exactly (the empty subset
+/// always included), found by exploring the product of their automata: a
+/// region no key can fall in gets no terminal.
+fn realizable_regions(langs: &[Pattern]) -> Result<Regions> {
+    if langs.len() > MAX_PATTERNS {
+        return Ok(Err(("json_schema_pattern_properties", langs.len(), MAX_PATTERNS)));
+    }
+    let mut dfas = Vec::with_capacity(langs.len());
+    for l in langs {
+        match TermDfa::from_pattern(l, 20_000) {
+            Ok(d) => dfas.push(d),
+            Err(e) if e.kind() == crate::error::ErrorKind::Limit => {
+                return Ok(Err(("json_schema_pattern_states", 20_000, 20_000)))
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    // Bytes that every automaton treats alike step the product alike.
+    let mut reps: Vec<u8> = Vec::new();
+    let mut seen: FxHashMap<Vec<u8>, ()> = FxHashMap::default();
+    for b in 0..=255u8 {
+        if seen.insert(dfas.iter().map(|d| d.classes[b as usize]).collect(), ()).is_none() {
+            reps.push(b);
+        }
+    }
+    let start: Vec<u32> = dfas.iter().map(|d| d.start).collect();
+    let mut ids: FxHashMap<Vec<u32>, ()> = FxHashMap::default();
+    ids.insert(start.clone(), ());
+    let mut queue = vec![start];
+    let mut regions: Vec<u32> = vec![0];
+    while let Some(tuple) = queue.pop() {
+        let mask =
+            tuple.iter().zip(&dfas).enumerate().fold(0u32, |m, (i, (&q, d))| m | ((d.accept[q as usize] as u32) << i));
+        if !regions.contains(&mask) {
+            if regions.len() == MAX_REGIONS {
+                return Ok(Err(("json_schema_pattern_regions", MAX_REGIONS + 1, MAX_REGIONS)));
+            }
+            regions.push(mask);
+        }
+        for &b in &reps {
+            let next: Vec<u32> = tuple.iter().zip(&dfas).map(|(&q, d)| d.next(q, b)).collect();
+            if !ids.contains_key(&next) {
+                if ids.len() == MAX_REGION_STATES {
+                    return Ok(Err(("json_schema_pattern_states", MAX_REGION_STATES + 1, MAX_REGION_STATES)));
+                }
+                ids.insert(next.clone(), ());
+                queue.push(next);
+            }
+        }
+    }
+    regions.sort_unstable();
+    Ok(Ok(regions))
 }

@@ -71,7 +71,7 @@ pub struct JsonSchemaOptions {
     pub max_exact_length: u32,
     /// Maximum nesting of schemas and of the JSON values they describe while
     /// the front end works (recursion through `$ref` is unbounded in the
-    /// grammar; this bounds the compiler's own recursion). Default 64.
+    /// grammar; this bounds the compiler's own recursion). Default 128.
     pub max_depth: usize,
     /// Upper bound on the work of the front end (schema nodes built,
     /// intersections, alternatives). Default 1,000,000.
@@ -91,7 +91,7 @@ impl Default for JsonSchemaOptions {
             lenient: false,
             integer_decimal_point: false,
             max_exact_length: DEFAULT_MAX_EXACT_LENGTH,
-            max_depth: 64,
+            max_depth: 128,
             max_work: 1_000_000,
         }
     }

@@ -19,8 +19,9 @@ use regex_syntax::hir::{Class, ClassUnicode, ClassUnicodeRange, HirKind};
 use super::error::schema_error;
 use crate::error::Result;
 
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub(crate) enum Regex {
+    #[default]
     Empty,
     /// One code point from the class (an empty class matches nothing).
     Class(ClassUnicode),

@@ -225,16 +225,214 @@ fn anchor_error(path: &str) -> crate::error::Error {
 /// without anchors, must it end at the string end.
 type Variant = (bool, Regex, bool);
 
-/// Split a regex into anchor variants; anchors are allowed where the match
-/// begins or ends (through groups and alternatives), nowhere else.
+/// Split a regex into anchor variants. Anchors where the match begins or
+/// ends (through groups and alternatives) give one variant per anchoring;
+/// anchors elsewhere (`(a($|/))*`) are resolved by [`in_context`], which
+/// gives the four anchorings' languages.
 fn variants(re: &Regex, path: &str) -> Result<Vec<Variant>> {
+    match edge_variants(re, path) {
+        Ok(v) => Ok(v),
+        Err(_) => {
+            let mut budget = MAX_ANCHOR_NODES;
+            let mut out = Vec::new();
+            for (start, end) in [(false, false), (true, false), (false, true), (true, true)] {
+                let core = in_context(re, start, end, &mut budget).ok_or_else(|| anchor_error(path))?;
+                if !is_never(&core) {
+                    out.push((start, core, end));
+                }
+            }
+            Ok(out)
+        }
+    }
+}
+
+/// Nodes [`in_context`] may build for one pattern (each anchored repetition
+/// copies its body four times).
+const MAX_ANCHOR_NODES: usize = 20_000;
+
+/// The matches of `re` with its anchors resolved, as an anchor-free regex,
+/// where `at_start`: the match begins at the string's start (so a `^` at
+/// the match's own start holds), and `at_end` likewise for `$`. Outside
+/// those positions an anchor holds nowhere.
+///
+/// Why it is exact. A concatenation `A B` matching `u v` puts `A` at the
+/// start of the match and `B` at its end; only when `v` (or `u`) is empty
+/// does `A` also end (or `B` also start) where the match does, and those
+/// cases are added as their own alternatives. A repetition's first
+/// iteration starts the match and its last ends it; the iterations between
+/// are anchored nowhere. Iterations that match empty may pad the count
+/// (before the first non-empty one if the first position allows an empty
+/// match, after the last if the last allows one). Treating an anchor as
+/// false where it might hold only loses matches that another alternative
+/// gives; an anchor is never treated as true where it does not hold.
+/// `None`: the result would exceed `budget` nodes.
+fn in_context(re: &Regex, at_start: bool, at_end: bool, budget: &mut usize) -> Option<Regex> {
+    *budget = budget.checked_sub(1)?;
+    if !has_anchor(re) {
+        return Some(re.clone());
+    }
+    Some(match re {
+        Regex::Start => {
+            if at_start {
+                Regex::Empty
+            } else {
+                never()
+            }
+        }
+        Regex::End => {
+            if at_end {
+                Regex::Empty
+            } else {
+                never()
+            }
+        }
+        Regex::Alt(items) => {
+            alt(items.iter().map(|r| in_context(r, at_start, at_end, budget)).collect::<Option<Vec<_>>>()?)
+        }
+        Regex::Concat(items) => concat_in_context(items, at_start, at_end, budget)?,
+        Regex::Repeat { re, min, max } => {
+            let first = in_context(re, at_start, false, budget)?;
+            let middle = in_context(re, false, false, budget)?;
+            let last = in_context(re, false, at_end, budget)?;
+            let only = in_context(re, at_start, at_end, budget)?;
+            let mut alts = Vec::new();
+            // The empty match: every iteration empty.
+            if *min == 0 || nullable(&only) {
+                alts.push(Regex::Empty);
+            }
+            // A non-empty match has at least one iteration, and fewer than
+            // `min` when empty iterations can pad the count.
+            let lo = if nullable(&first) || nullable(&last) { 1 } else { (*min).max(1) };
+            if lo <= 1 && max.is_none_or(|n| n >= 1) {
+                alts.push(only);
+            }
+            if max.is_none_or(|n| n >= 2 && n >= lo) {
+                let between = Regex::Repeat { re: Box::new(middle), min: lo.max(2) - 2, max: max.map(|n| n - 2) };
+                alts.push(concat(vec![first, between, last]));
+            }
+            let built = alt(alts);
+            *budget = budget.checked_sub(size(&built))?;
+            built
+        }
+        Regex::Empty | Regex::Class(_) => re.clone(),
+    })
+}
+
+/// [`in_context`] of the concatenation `items`, built from the right: the
+/// four contexts of each suffix from those of the next, so each item is
+/// resolved once per context.
+fn concat_in_context(items: &[Regex], at_start: bool, at_end: bool, budget: &mut usize) -> Option<Regex> {
+    if !items.iter().any(has_anchor) {
+        return Some(Regex::Concat(items.to_vec()));
+    }
+    let ctx = |s: bool, e: bool| (s as usize) * 2 + e as usize;
+    let contexts = |re: &Regex, budget: &mut usize| -> Option<[Regex; 4]> {
+        Some([
+            in_context(re, false, false, budget)?,
+            in_context(re, false, true, budget)?,
+            in_context(re, true, false, budget)?,
+            in_context(re, true, true, budget)?,
+        ])
+    };
+    let [init @ .., last] = items else { return Some(Regex::Empty) };
+    let mut rest = contexts(last, budget)?;
+    for head in init.iter().rev() {
+        let head = contexts(head, budget)?;
+        let mut next: [Regex; 4] = Default::default();
+        for (s, e) in [(false, false), (false, true), (true, false), (true, true)] {
+            let head_alone = &head[ctx(s, e)];
+            let rest_alone = &rest[ctx(s, e)];
+            // Both parts non-empty, or either empty where the other's anchors do not look.
+            let head_inner = &head[ctx(s, false)];
+            let rest_inner = &rest[ctx(false, e)];
+            let mut alts = vec![];
+            // The rest matches empty at the match's end: the head ends there too.
+            if nullable(rest_inner) {
+                alts.push(head_alone.clone());
+            }
+            // The head matches empty at the match's start: the rest starts there too.
+            if nullable(head_inner) {
+                alts.push(rest_alone.clone());
+            }
+            // The whole match empty: both parts empty at the same position.
+            if nullable(head_alone) && nullable(rest_alone) {
+                alts.push(Regex::Empty);
+            }
+            alts.push(concat(vec![head_inner.clone(), rest_inner.clone()]));
+            let built = alt(alts);
+            *budget = budget.checked_sub(size(&built))?;
+            next[ctx(s, e)] = built;
+        }
+        rest = next;
+    }
+    Some(std::mem::take(&mut rest[ctx(at_start, at_end)]))
+}
+
+fn size(re: &Regex) -> usize {
+    match re {
+        Regex::Concat(items) | Regex::Alt(items) => 1 + items.iter().map(size).sum::<usize>(),
+        Regex::Repeat { re, .. } => 1 + size(re),
+        Regex::Empty | Regex::Class(_) | Regex::Start | Regex::End => 1,
+    }
+}
+
+/// The regex matching nothing.
+fn never() -> Regex {
+    Regex::Class(ClassUnicode::empty())
+}
+
+fn is_never(re: &Regex) -> bool {
+    match re {
+        Regex::Class(c) => c.ranges().is_empty(),
+        Regex::Concat(items) => items.iter().any(is_never),
+        Regex::Alt(items) => items.iter().all(is_never),
+        Regex::Repeat { re, min, .. } => *min > 0 && is_never(re),
+        Regex::Empty | Regex::Start | Regex::End => false,
+    }
+}
+
+fn alt(items: Vec<Regex>) -> Regex {
+    let mut items: Vec<Regex> = items.into_iter().filter(|r| !is_never(r)).collect();
+    match items.len() {
+        0 => never(),
+        1 => items.pop().unwrap_or_else(never),
+        _ => Regex::Alt(items),
+    }
+}
+
+fn concat(items: Vec<Regex>) -> Regex {
+    if items.iter().any(is_never) {
+        return never();
+    }
+    let mut items: Vec<Regex> = items.into_iter().filter(|r| *r != Regex::Empty).collect();
+    match items.len() {
+        0 => Regex::Empty,
+        1 => items.pop().unwrap_or(Regex::Empty),
+        _ => Regex::Concat(items),
+    }
+}
+
+/// Does an anchor-free regex match the empty string? (Anchors count as not
+/// empty-matching here: callers ask after resolving them.)
+fn nullable(re: &Regex) -> bool {
+    match re {
+        Regex::Empty => true,
+        Regex::Class(_) | Regex::Start | Regex::End => false,
+        Regex::Concat(items) => items.iter().all(nullable),
+        Regex::Alt(items) => items.iter().any(nullable),
+        Regex::Repeat { re, min, .. } => *min == 0 || nullable(re),
+    }
+}
+
+/// [`variants`] for anchors at the edges of the match only.
+fn edge_variants(re: &Regex, path: &str) -> Result<Vec<Variant>> {
     Ok(match re {
         Regex::Start => vec![(true, Regex::Empty, false)],
         Regex::End => vec![(false, Regex::Empty, true)],
         Regex::Alt(items) => {
             let mut out = Vec::new();
             for item in items {
-                out.extend(variants(item, path)?);
+                out.extend(edge_variants(item, path)?);
             }
             out
         }
@@ -258,13 +456,13 @@ fn variants(re: &Regex, path: &str) -> Result<Vec<Variant>> {
                 return Ok(vec![(start, Regex::Empty, end)]);
             }
             if middle.len() == 1 {
-                return Ok(variants(&middle[0], path)?
+                return Ok(edge_variants(&middle[0], path)?
                     .into_iter()
                     .map(|(s, r, e)| (s || start, r, e || end))
                     .collect());
             }
-            let firsts = variants(&middle[0], path)?;
-            let lasts = variants(&middle[middle.len() - 1], path)?;
+            let firsts = edge_variants(&middle[0], path)?;
+            let lasts = edge_variants(&middle[middle.len() - 1], path)?;
             for mid in &middle[1..middle.len() - 1] {
                 if has_anchor(mid) {
                     return Err(anchor_error(path));
@@ -343,15 +541,6 @@ pub(crate) fn search_language(re: &Regex, path: &str) -> Result<Pattern> {
 /// alternatives matches the empty string and is not anchored at both ends
 /// (`([0-9a-z]+)?`, `^a*`): ECMA search semantics find that empty match.
 pub(crate) fn matches_every_string(re: &Regex, path: &str) -> bool {
-    fn nullable(re: &Regex) -> bool {
-        match re {
-            Regex::Empty => true,
-            Regex::Class(_) | Regex::Start | Regex::End => false,
-            Regex::Concat(items) => items.iter().all(nullable),
-            Regex::Alt(items) => items.iter().any(nullable),
-            Regex::Repeat { re, min, .. } => *min == 0 || nullable(re),
-        }
-    }
     variants(re, path).is_ok_and(|vs| vs.iter().any(|(start, core, end)| !(*start && *end) && nullable(core)))
 }
 
@@ -406,5 +595,83 @@ mod tests {
         assert_eq!(r, vec![((0xD83D, 0xD83D), (0xDE00, 0xDE00))]);
         let r = surrogate_ranges(0x10000, 0x10FFFF);
         assert_eq!(r[0], ((0xD800, 0xD800), (0xDC00, 0xDFFF)));
+    }
+}
+
+#[cfg(test)]
+mod anchor_tests {
+    use proptest::prelude::*;
+
+    use super::super::regex::parse_ecma;
+    use super::*;
+    use crate::lexer::dfa::TermDfa;
+
+    /// Random ECMA patterns over `a`, `b` with anchors anywhere.
+    fn pattern() -> impl Strategy<Value = String> {
+        let leaf = prop_oneof![Just("a"), Just("b"), Just("^"), Just("$"), Just("[ab]"), Just(""), Just("^a$")]
+            .prop_map(String::from);
+        leaf.prop_recursive(4, 24, 3, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 2..4).prop_map(|xs| xs.concat()),
+                prop::collection::vec(inner.clone(), 2..3).prop_map(|xs| format!("(?:{})", xs.join("|"))),
+                (inner, prop_oneof![Just("*"), Just("?"), Just("+"), Just("{2}"), Just("{0,2}"), Just("{2,}")])
+                    .prop_map(|(x, q)| format!("(?:{x}){q}")),
+            ]
+        })
+    }
+
+    fn strings(max_len: usize) -> Vec<String> {
+        let mut out = vec![String::new()];
+        let mut frontier = vec![String::new()];
+        for _ in 0..max_len {
+            frontier = frontier.iter().flat_map(|s| [format!("{s}a"), format!("{s}b")]).collect();
+            out.extend(frontier.iter().cloned());
+        }
+        out
+    }
+
+    fn check(pattern: &str) {
+        // Rust's `regex` has ECMA's meaning of `^`/`$` without the `m` flag.
+        let Ok(reference) = regex::Regex::new(pattern) else { return };
+        let Ok(re) = parse_ecma(pattern, "") else { return };
+        let dfa = TermDfa::from_pattern(&search_language(&re, "").unwrap(), 100_000).unwrap();
+        let full = TermDfa::from_pattern(&full_match_language(&re, "").unwrap(), 100_000).unwrap();
+        let whole = regex::Regex::new(&format!("^(?:{pattern})$")).unwrap();
+        for s in strings(6) {
+            assert_eq!(dfa.matches(s.as_bytes()), reference.is_match(&s), "search {pattern:?} in {s:?}");
+            assert_eq!(full.matches(s.as_bytes()), whole.is_match(&s), "full match {pattern:?} on {s:?}");
+        }
+        if matches_every_string(&re, "") {
+            assert!(strings(4).iter().all(|s| reference.is_match(s)), "every string {pattern:?}");
+        }
+    }
+
+    #[test]
+    fn anchors_inside_groups_and_repetitions() {
+        for p in [
+            "^(\\/?((\\.{2})|([a-z0-9\\-]*))($|\\/))*$",
+            "(a($|b))*$",
+            "(a$|b)a",
+            "(^a|b)+",
+            "a(^|b)",
+            "(^)*a",
+            "(a|$)(b|^)",
+            "((a$)|b){2}",
+            "(^a)?b(a$)?",
+            "x*(^ab$)",
+            // Empty iterations pad the count: the one non-empty iteration is anchored at both ends.
+            "(?:^|^a$){2}",
+            "(?:^a$|$){3}b?",
+        ] {
+            check(p);
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(400))]
+        #[test]
+        fn anchors_anywhere_match_the_reference(p in pattern()) {
+            check(&p);
+        }
     }
 }
