@@ -257,9 +257,15 @@ fn any_of_all_of_one_of() {
     // Overlapping arrays: the complement of `items` is "some item outside it".
     let arrays = json!({"oneOf": [{"type": "array", "items": {"type": "integer"}}, {"type": "array", "maxItems": 1}]});
     check(arrays, &[r#"["a"]"#, "[1,2]"], &["[]", "[1]", r#"[1,"a"]"#, r#"["a","b"]"#]);
-    // Overlapping, and one alternative has no complement here (`contains` inside a complement).
+    // Overlapping, with `contains`: its complement is "every item is outside".
     let overlap =
         json!({"oneOf": [{"type": "array", "contains": {"type": "integer"}}, {"type": "array", "maxItems": 1}]});
+    check(overlap, &["[1,2]", "[]", r#"["a"]"#], &["[1]", r#"["a","b"]"#]);
+    // One alternative has no complement here (a count past the largest counted).
+    let overlap = json!({"oneOf": [
+        {"type": "array", "contains": {"type": "integer"}, "maxContains": 256},
+        {"type": "array", "maxItems": 1}
+    ]});
     assert_eq!(error_code(overlap.clone(), &JsonSchemaOptions::default()).0, "unsupported_keyword");
     let lenient = JsonSchemaOptions { lenient: true, ..JsonSchemaOptions::default() };
     let (_, notes) = json_schema_grammar(&overlap, &lenient).unwrap();
@@ -394,8 +400,8 @@ fn formats() {
 fn unsupported_keywords() {
     for (schema, keyword) in [
         (json!({"type": "array", "uniqueItems": true}), "/uniqueItems"),
-        (json!({"not": {"type": "array", "contains": {"type": "integer"}}}), "/not"),
-        (json!({"if": {"contains": {"type": "string"}}, "then": {"minItems": 2}}), "/if"),
+        (json!({"not": {"type": "array", "contains": {"type": "integer"}, "maxContains": 256}}), "/not"),
+        (json!({"if": {"contains": {"type": "string"}, "maxContains": 256}, "then": {"minItems": 2}}), "/if"),
         (json!({"type": "array", "contains": {"type": "string"}, "maxContains": 300}), "/maxContains"),
     ] {
         let (code, path) = error_code(schema.clone(), &JsonSchemaOptions::default());
@@ -507,6 +513,52 @@ fn complements() {
         json!({"not": {"enum": [[1, "a"], {"k": null}]}}),
         &["[1]", r#"[1,"b"]"#, r#"{"k":0}"#, "{}"],
         &[r#"[1,"a"]"#, r#"{"k":null}"#],
+    );
+    // A complement of a complement: "some item/member is like W" fails when
+    // all of them are outside W (`not` around an `allOf` keeps the inner `not`).
+    let twice = |inner: Value, beside: Value| json!({"not": {"allOf": [{"not": inner}, beside]}});
+    check(
+        json!({"allOf": [{"type": "array"}, twice(json!({"items": {"type": "integer"}}), json!({"maxItems": 2}))]}),
+        &["[]", "[1,2]", r#"["a","b","c"]"#],
+        &[r#"["a"]"#, r#"[1,"a"]"#],
+    );
+    check(
+        json!({"type": "array", "not": {"allOf": [{"contains": {"type": "string"}}, {"maxItems": 2}]}}),
+        &["[]", "[1,2]", r#"[1,"a",2]"#],
+        &[r#"["a"]"#, r#"[1,"a"]"#],
+    );
+    check(
+        json!({"type": "array", "not": {"contains": {"type": "string"}, "minContains": 2, "maxContains": 3}}),
+        &["[]", r#"["a"]"#, r#"["a","b","c","d"]"#, r#"[1,"a"]"#],
+        &[r#"["a","b"]"#, r#"[1,"a","b","c"]"#],
+    );
+    let objects = [
+        (
+            json!({"properties": {"a": {}}, "additionalProperties": {"type": "integer"}}),
+            vec!["{}", r#"{"a":"s"}"#, r#"{"b":1}"#, r#"{"a":"s","b":"t"}"#],
+            vec![r#"{"b":"s"}"#],
+        ),
+        (
+            // The pattern applies to the listed key too.
+            json!({"properties": {"x0": {}}, "patternProperties": {"^x": {"type": "integer"}}}),
+            vec!["{}", r#"{"x1":1}"#, r#"{"y":"s"}"#, r#"{"x1":"s","y":1}"#],
+            vec![r#"{"x1":"s"}"#, r#"{"x0":"s"}"#],
+        ),
+        (
+            json!({"propertyNames": {"maxLength": 2}}),
+            vec!["{}", r#"{"ab":1}"#, r#"{"abc":1,"d":2}"#],
+            vec![r#"{"abc":1}"#],
+        ),
+    ];
+    for (inner, accept, reject) in objects {
+        let schema = json!({"allOf": [{"type": "object"}, twice(inner, json!({"maxProperties": 1}))]});
+        check_with(schema, &any_order, &accept, &reject);
+    }
+    // Exclusive `oneOf` needs the complement of an alternative with `contains`.
+    check(
+        json!({"oneOf": [{"type": "array", "contains": {"type": "string"}}, {"type": "array", "maxItems": 1}]}),
+        &[r#"[1,"a"]"#, "[]", "[1]"],
+        &[r#"["a"]"#, "[1,2]"],
     );
     // Recursion closes through the complement of a definition.
     check_with(

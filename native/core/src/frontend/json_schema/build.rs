@@ -256,7 +256,7 @@ impl Ctx<'_> {
             Ok(s) => s,
             Err(e) => {
                 let why = format!(
-                    "alternatives may overlap, and their exclusive form is too large ({}); it is read as anyOf",
+                    "alternatives may overlap, and their exclusive form could not be built ({}); it is read as anyOf",
                     e.message()
                 );
                 self.unsupported("oneOf", &one_of_path, &why)?;

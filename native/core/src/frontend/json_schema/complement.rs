@@ -28,10 +28,17 @@
 //! carries it as a [`Witness`], which the object lowering tracks with one
 //! bit per witness in its member automaton.
 //!
-//! What has no complement here is refused, with the reason: items after a
-//! prefix (the existential over array items is not expressed), the
-//! complement of a witness (a universal over members from a double
-//! negation), more than a few witnesses on one object, and anything built
+//! A complement of a complement turns these existentials back into
+//! universals: "some item from `i` on is like W" fails when every item
+//! from `i` on is in W's complement (an `items` schema), a counted
+//! `contains` fails by counts outside its range, and "some member in this
+//! region of keys is like W" fails when the region's members are all in W's
+//! complement, which an object schema states when the region is one of its
+//! own (`additionalProperties` past listed keys and patterns, one pattern's
+//! keys, or any key: `propertyNames`).
+//!
+//! What has no complement here is refused, with the reason: a witness
+//! whose keys are no such region, more than a few witnesses on one object, and anything built
 //! from an over-approximation (ignored keywords, unenforced formats, dropped
 //! lengths): its complement would reject valid values. The callers then
 //! refuse the keyword, or with `lenient` over-approximate it.
@@ -41,8 +48,8 @@ use serde_json::Value;
 use super::error::schema_error;
 use super::numbers::{Decimal, NumberSchema};
 use super::schema::{
-    any_of, simplify_array, simplify_object, ArraySchema, Ctx, Def, DefState, ObjectSchema, Schema, SourceRegex,
-    StringSchema, Witness,
+    any_of, simplify_array, simplify_object, ArraySchema, CountedContains, Ctx, Def, DefState, ObjectSchema, Schema,
+    SourceRegex, StringSchema, Witness, MAX_CONTAINS_COUNT,
 };
 use crate::error::{Error, Result};
 
@@ -240,11 +247,14 @@ impl Ctx<'_> {
             prefix.push(c);
             out.push(array(prefix, Schema::Any, i as u32 + 1, None));
         }
-        if !a.witnesses.is_empty() || a.counted.is_some() {
-            return Err(cannot(
-                "the complement of \"some item is like this\" (`contains`, or a complement inside a complement) is not expressed",
-                path,
-            ));
+        // "Some item from `from` on is like W" fails when every item from
+        // `from` on is outside W.
+        for (from, w) in &a.witnesses {
+            let c = self.complement(w, path, depth + 1)?;
+            out.push(array(vec![Schema::Any; *from], c, 0, None));
+        }
+        if let Some(counted) = &a.counted {
+            out.extend(self.counted_violations(counted, path, depth)?);
         }
         match &a.items {
             Schema::Any => {}
@@ -268,14 +278,71 @@ impl Ctx<'_> {
         Ok(out)
     }
 
-    fn object_violations(&mut self, o: &ObjectSchema, path: &str, depth: usize) -> Result<Vec<Schema>> {
-        if !o.witnesses.is_empty() {
+    /// Arrays where fewer than `min` or more than `max` items are like the schema.
+    fn counted_violations(&mut self, c: &CountedContains, path: &str, depth: usize) -> Result<Vec<Schema>> {
+        let outside = match &c.outside {
+            Some(o) => o.clone(),
+            None => self.complement(&c.schema, path, depth + 1)?,
+        };
+        let counted = |min: u32, max: Option<u32>| {
+            let counted = CountedContains { schema: c.schema.clone(), outside: Some(outside.clone()), min, max };
+            simplify_array(ArraySchema {
+                prefix: vec![],
+                items: Schema::Any,
+                min_items: 0,
+                max_items: None,
+                witnesses: vec![],
+                counted: Some(Box::new(counted)),
+            })
+        };
+        let mut out = Vec::new();
+        if c.min > 0 {
+            out.push(counted(0, Some(c.min - 1)));
+        }
+        if let Some(max) = c.max {
+            if max >= MAX_CONTAINS_COUNT {
+                return Err(cannot(format!("more than {max} items like the `contains` schema are not counted"), path));
+            }
+            out.push(counted(max + 1, None));
+        }
+        Ok(out)
+    }
+
+    /// Objects where no member is like the witness: a universal over the
+    /// members it names, which an object schema states where the witness's
+    /// keys are one of its regions (keys outside the listed ones and
+    /// patterns: `additionalProperties`; keys a pattern matches:
+    /// `patternProperties`; any member at all: `propertyNames`).
+    fn witness_violation(&mut self, w: &Witness, path: &str, depth: usize) -> Result<Schema> {
+        let mut o = ObjectSchema::any(Schema::Any);
+        if w.value == Schema::Any && w.pattern.is_none() && w.not_patterns.is_empty() {
+            // No key is in the witness's key set: every key is outside it or one of `not_keys`.
+            let outside = self.complement(&w.key, path, depth + 1)?;
+            let mut names = vec![outside];
+            if !w.not_keys.is_empty() {
+                names.push(Schema::Const(w.not_keys.iter().map(|k| Value::String(k.clone())).collect()));
+            }
+            o.property_names = any_of(names);
+        } else if w.key == Schema::Any && w.pattern.is_none() {
+            o.properties = w.not_keys.iter().map(|k| (k.clone(), Schema::Any)).collect();
+            o.pattern_properties = w.not_patterns.iter().map(|re| (re.clone(), Schema::Any)).collect();
+            o.additional = self.complement(&w.value, path, depth + 1)?;
+        } else if let (Schema::Any, Some(re), [], []) = (&w.key, &w.pattern, &w.not_keys[..], &w.not_patterns[..]) {
+            o.pattern_properties = vec![(re.clone(), self.complement(&w.value, path, depth + 1)?)];
+        } else {
             return Err(cannot(
-                "the complement of \"some member is like this\" (a complement inside a complement) is not expressed",
+                "the complement of \"some member is like this\" where its keys are not a region of an object schema is not expressed",
                 path,
             ));
         }
+        Ok(simplify_object(o))
+    }
+
+    fn object_violations(&mut self, o: &ObjectSchema, path: &str, depth: usize) -> Result<Vec<Schema>> {
         let mut out = Vec::new();
+        for w in &o.witnesses {
+            out.push(self.witness_violation(w, path, depth)?);
+        }
         if o.min_properties > 0 {
             out.push(object(vec![], vec![], 0, Some(o.min_properties - 1)));
         }
@@ -308,9 +375,13 @@ impl Ctx<'_> {
             }
         }
         // Other keys: some member violates what its region of keys demands.
+        // A pattern's witness takes in the known keys too (their violations
+        // are also counted above): a witness that lists no keys has a
+        // complement ([`Ctx::witness_violation`]).
         let witness = |key: Schema, not_patterns: Vec<SourceRegex>, pattern: Option<SourceRegex>, value: Schema| {
             let mut w = ObjectSchema::any(Schema::Any);
-            w.witnesses.push(Witness { key, not_keys: known.clone(), not_patterns, pattern, value });
+            let not_keys = if pattern.is_some() { vec![] } else { known.clone() };
+            w.witnesses.push(Witness { key, not_keys, not_patterns, pattern, value });
             Schema::Object(Box::new(w))
         };
         if o.additional != Schema::Any {

@@ -535,8 +535,7 @@ impl<'c, 'a> Lowerer<'c, 'a> {
             if !a.witnesses.is_empty() {
                 return Err(super::error::schema_error(
                     "unsupported_keyword",
-                    "an array with both a counted `contains` (minContains/maxContains) and other required items \
-                     (another `contains`, a complement) is not expressed",
+                    super::schema::COUNTED_WITH_WITNESSES,
                     "",
                 ));
             }

@@ -143,6 +143,10 @@ pub(crate) struct CountedContains {
     pub max: Option<u32>,
 }
 
+/// Why an array with a counted `contains` and another "some item" is refused.
+pub(crate) const COUNTED_WITH_WITNESSES: &str = "an array with both a counted `contains` (minContains/maxContains) \
+     and other required items (another `contains`, a complement) is not expressed";
+
 /// Largest `minContains`/`maxContains` counted exactly (each count is a
 /// state of the item list's automaton).
 pub(crate) const MAX_CONTAINS_COUNT: u32 = 256;
@@ -687,7 +691,15 @@ impl<'a> Ctx<'a> {
             }
             (p, q) => p.clone().or_else(|| q.clone()),
         };
-        Ok(simplify_array(ArraySchema { prefix, items, min_items, max_items, witnesses, counted }))
+        let out = simplify_array(ArraySchema { prefix, items, min_items, max_items, witnesses, counted });
+        if let Schema::Array(a) = &out {
+            if a.counted.is_some() && !a.witnesses.is_empty() {
+                // Refused here, not when lowered, so that a complement's
+                // caller (`oneOf`, `not`, `if`) can fall back.
+                return Err(schema_error("unsupported_keyword", COUNTED_WITH_WITNESSES, path));
+            }
+        }
+        Ok(out)
     }
 
     /// The schema an object applies to the value of `key`, patterns aside:
