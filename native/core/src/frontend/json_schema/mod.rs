@@ -30,11 +30,11 @@
 //! | `properties`, `required`, `additionalProperties`, `patternProperties`, `propertyNames`, `minProperties`, `maxProperties` | exact; keys partitioned into regions (see [`objects`]) |
 //! | `items` (both forms), `prefixItems`, `additionalItems`, `minItems`, `maxItems` | exact |
 //! | `contains` | exact (an item witness); with `minContains`/`maxContains`, exact up to 256 (items counted as matching or, given a maximum, matching its complement; lenient beyond: at least one) |
-//! | `minLength`, `maxLength`, `pattern`, `format` | exact; a run of one class (a length and nothing else, or with one `^C{m,n}$` pattern) at any length, counted by the grammar in chunks above `max_exact_length` ([`counted`]); with another `pattern` or a `format`, lengths up to a budget (`max_exact_length`, shrinking with the pattern's automaton); formats listed in [`formats`], with their caveats reported as notes |
+//! | `minLength`, `maxLength`, `pattern`, `format` | exact (`^`/`$` anywhere in a pattern); a run of one class (a length and nothing else, or with one `^C{m,n}$` pattern) at any length, counted by the grammar in chunks above `max_exact_length` ([`counted`]); with another `pattern` or a `format`, lengths up to a budget (`max_exact_length`, shrinking with the pattern's automaton); formats listed in [`formats`], with their caveats reported as notes |
 //! | `minimum`, `maximum`, `exclusive*` (draft-4 booleans too), `multipleOf` | exact values, plain decimal texts when bounded (no exponents); `multipleOf` by a remainder automaton |
 //! | `allOf`, `anyOf`, `$ref`/`$defs`/`definitions` (incl. recursion, `$id`, `$anchor`), static `$dynamicRef` | exact |
 //! | `oneOf` | exact: `anyOf` when the alternatives are provably disjoint, else each alternative ∧ the complements of those it may overlap; refused when such a complement is not expressed or grows too large (lenient: read as `anyOf`) |
-//! | `not` | exact by complement ([`complement`]); refused when the complement is not expressed (a `contains` or complement inside it), grows too large, or the negated schema is itself approximated (lenient: ignored) |
+//! | `not` | exact by complement ([`complement`]); refused when the complement is not expressed (a counted `contains` past 255, a member witness whose keys are no region of an object schema), grows too large, or the negated schema is itself approximated (lenient: ignored) |
 //! | `if`/`then`/`else` | exact: `(if ∧ then) ∨ (¬if ∧ else)`; without a complement of `if`, refused (lenient: `then ∨ else`) |
 //! | `dependentRequired`, `dependentSchemas`, `dependencies` | exact: per key, objects without it or with what it needs |
 //! | `unevaluated*` | as `additional*` when no in-place applicator sits beside it; else refused |
