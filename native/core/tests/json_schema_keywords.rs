@@ -802,3 +802,18 @@ fn deep_intersections() {
     );
     assert_eq!(code, "limit_exceeded");
 }
+
+/// Lenient promises a grammar that compiles: exact complements that make
+/// the grammar outgrow its size bound are approximated instead
+/// (JSONSchemaBench Github_medium---o39217, ajv's "secure" meta-schema: an
+/// exact `if` in one of four `dependencies` of a recursive `any_order`
+/// object). Strict keeps them, and the compile names the limit.
+#[test]
+fn lenient_complements_fall_back_when_the_grammar_outgrows_its_bound() {
+    use glrmask_core::grammar::normal::normalize;
+    let schema: Value = serde_json::from_str(include_str!("fixtures/ajv_secure_meta_schema.json")).unwrap();
+    let lenient = JsonSchemaOptions { lenient: true, any_order: true, ..JsonSchemaOptions::default() };
+    let (grammar, notes) = json_schema_grammar(&schema, &lenient).unwrap();
+    normalize(&grammar, &Default::default()).unwrap();
+    assert!(notes.iter().any(|n| n.contains("`if`") && n.contains("max_grammar_size")), "{notes:?}");
+}

@@ -134,12 +134,18 @@ impl Ctx<'_> {
     pub fn exact_complement(&mut self, s: &Schema, before: usize, path: &str) -> std::result::Result<Schema, String> {
         const APPROXIMATED: &str = "its schema is itself over-approximated (an ignored keyword, an unenforced \
                                     format or length), and the complement of an over-approximation would reject valid values";
+        if self.complements_off {
+            return Err(super::COMPLEMENTS_TOO_LARGE.to_string());
+        }
         if self.approximations > before {
             return Err(APPROXIMATED.to_string());
         }
         match self.budgeted(|ctx| ctx.complement(s, path, 0)) {
             Ok(_) if self.approximations > before => Err(APPROXIMATED.to_string()),
-            Ok(c) => Ok(c),
+            Ok(c) => {
+                self.complements_built += 1;
+                Ok(c)
+            }
             // Its own budget spent counts as "no complement" too (the message says which limit).
             Err(e) => Err(e.message().to_string()),
         }

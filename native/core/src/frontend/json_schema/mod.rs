@@ -94,14 +94,45 @@ pub fn json_schema_grammar_embeddable(schema: &Value, options: &JsonSchemaOption
     with_root(schema, options, |ctx, root| Ok(lower_with(ctx, root, options, false)?.0))
 }
 
+/// Why a lenient conversion approximated its complements after all.
+pub(crate) const COMPLEMENTS_TOO_LARGE: &str = "with exact complements (`not`, `if`, exclusive `oneOf`) \
+     this schema's grammar outgrows `max_grammar_size` at its default";
+
 /// Build `schema`'s value and lower it with `lower`; also the notes.
+///
+/// Lenient promises a grammar that compiles, and exact complements can
+/// multiply a grammar (each distributes over the alternatives around it):
+/// when the lowered grammar does not fit the default `max_grammar_size`,
+/// the schema is converted again with every complement approximated.
 fn with_root(
     schema: &Value,
     options: &JsonSchemaOptions,
-    lower: impl FnOnce(&mut Ctx<'_>, &Schema) -> Result<Grammar>,
+    lower: impl Fn(&mut Ctx<'_>, &Schema) -> Result<Grammar>,
 ) -> Result<(Grammar, Vec<String>)> {
+    let (mut grammar, mut ctx) = build_and_lower(schema, options, false, &lower)?;
+    if options.lenient && ctx.complements_built > 0 {
+        if let Err(e) = crate::grammar::normal::normalize(&grammar, &Default::default()) {
+            if e.message().contains("`max_grammar_size`") {
+                // Each complement's keyword is noted with the reason.
+                (grammar, ctx) = build_and_lower(schema, options, true, &lower)?;
+            }
+        }
+    }
+    // One note per approximation, however many copies of it the lowering made.
+    let mut seen = rustc_hash::FxHashSet::default();
+    let notes = ctx.notes.into_iter().filter(|n| seen.insert(n.clone())).collect();
+    Ok((grammar, notes))
+}
+
+fn build_and_lower<'a>(
+    schema: &'a Value,
+    options: &'a JsonSchemaOptions,
+    complements_off: bool,
+    lower: &impl Fn(&mut Ctx<'_>, &Schema) -> Result<Grammar>,
+) -> Result<(Grammar, Ctx<'a>)> {
     let doc = Document::load(schema)?;
     let mut ctx = Ctx::new(doc, options);
+    ctx.complements_off = complements_off;
     let root = ctx.build(schema, "", 0)?;
     ctx.build_pending()?;
     ctx.resolve_reference_cycles()?;
@@ -109,7 +140,7 @@ fn with_root(
         return Err(schema_error("unsatisfiable_schema", "no JSON value is valid against this schema", ""));
     }
     let grammar = lower(&mut ctx, &root)?;
-    Ok((grammar, ctx.notes))
+    Ok((grammar, ctx))
 }
 
 /// The grammar of any JSON value (the `json_object` mode of serving APIs),

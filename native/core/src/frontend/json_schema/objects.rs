@@ -17,7 +17,7 @@
 //! is small; beyond it only the required ones are tracked and optional keys
 //! may repeat, which a note reports).
 
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 use serde_json::Value;
 
 use super::lower::{limit_error, string_content, Lowerer};
@@ -513,25 +513,25 @@ fn realizable_regions(langs: &[Pattern]) -> Result<Regions> {
     }
     let mut dfas = Vec::with_capacity(langs.len());
     for l in langs {
-        match TermDfa::from_pattern(l, 20_000) {
+        match TermDfa::from_pattern(l, MAX_REGION_STATES) {
             Ok(d) => dfas.push(d),
             Err(e) if e.kind() == crate::error::ErrorKind::Limit => {
-                return Ok(Err(("json_schema_pattern_states", 20_000, 20_000)))
+                return Ok(Err(("json_schema_pattern_states", MAX_REGION_STATES + 1, MAX_REGION_STATES)))
             }
             Err(e) => return Err(e),
         }
     }
     // Bytes that every automaton treats alike step the product alike.
     let mut reps: Vec<u8> = Vec::new();
-    let mut seen: FxHashMap<Vec<u8>, ()> = FxHashMap::default();
+    let mut seen: FxHashSet<Vec<u8>> = FxHashSet::default();
     for b in 0..=255u8 {
-        if seen.insert(dfas.iter().map(|d| d.classes[b as usize]).collect(), ()).is_none() {
+        if seen.insert(dfas.iter().map(|d| d.classes[b as usize]).collect()) {
             reps.push(b);
         }
     }
     let start: Vec<u32> = dfas.iter().map(|d| d.start).collect();
-    let mut ids: FxHashMap<Vec<u32>, ()> = FxHashMap::default();
-    ids.insert(start.clone(), ());
+    let mut ids: FxHashSet<Vec<u32>> = FxHashSet::default();
+    ids.insert(start.clone());
     let mut queue = vec![start];
     let mut regions: Vec<u32> = vec![0];
     while let Some(tuple) = queue.pop() {
@@ -545,11 +545,11 @@ fn realizable_regions(langs: &[Pattern]) -> Result<Regions> {
         }
         for &b in &reps {
             let next: Vec<u32> = tuple.iter().zip(&dfas).map(|(&q, d)| d.next(q, b)).collect();
-            if !ids.contains_key(&next) {
+            if !ids.contains(&next) {
                 if ids.len() == MAX_REGION_STATES {
                     return Ok(Err(("json_schema_pattern_states", MAX_REGION_STATES + 1, MAX_REGION_STATES)));
                 }
-                ids.insert(next.clone(), ());
+                ids.insert(next.clone());
                 queue.push(next);
             }
         }

@@ -246,6 +246,11 @@ pub(crate) struct Ctx<'a> {
     pattern_sizes: FxHashMap<String, usize>,
     /// Definitions being built inside each other right now.
     nested_defs: usize,
+    /// Exact complements built (`not`, `if`, exclusive `oneOf`).
+    pub complements_built: usize,
+    /// Build no exact complement: approximate instead (set on a lenient
+    /// rebuild whose exact grammar outgrew the grammar size bound).
+    pub complements_off: bool,
 }
 
 /// Definitions whose builds may nest (each needing the next one's body).
@@ -269,6 +274,8 @@ impl<'a> Ctx<'a> {
             matchers: FxHashMap::default(),
             pattern_sizes: FxHashMap::default(),
             nested_defs: 0,
+            complements_built: 0,
+            complements_off: false,
         }
     }
 
