@@ -5,7 +5,9 @@
 //! JSON texts, in the chosen layout, that are valid against the schema —
 //! or an error naming the keyword and its JSON pointer when that cannot be
 //! done. With `lenient`, keywords that cannot be enforced are ignored
-//! (over-approximating) and listed in the result instead.
+//! (over-approximating) and listed in the result instead, and so are the
+//! exact complements (`not`, `if`, exclusive `oneOf`) of a schema whose
+//! grammar they would grow past the default `max_grammar_size`.
 //!
 //! The passes, one module each:
 //! 1. [`loader`] — draft, base URIs, `$id`/`$anchor`, `$ref` targets.
