@@ -986,6 +986,13 @@ def _twice(inner: dict, beside: dict) -> dict:
         _twice({"properties": {"x1": {}}, "patternProperties": {"^x": {"const": 0}}}, {"maxProperties": 1}),
         _twice({"propertyNames": {"maxLength": 1}}, {"maxProperties": 1}),
         {"oneOf": [{"patternProperties": {"^x": {"type": "string"}}}, {"required": ["a"]}]},
+        # Not a complement: one branch's additionalProperties over another's pattern keys.
+        {
+            "allOf": [
+                {"properties": {"a": {}}, "additionalProperties": {"type": "integer"}},
+                {"patternProperties": {"^x": {"minimum": 5}}},
+            ]
+        },
     ],
 )
 def test_double_complements_match_the_reference_on_every_small_value(schema):
@@ -999,7 +1006,7 @@ def test_double_complements_match_the_reference_on_every_small_value(schema):
         values.extend(list(items) for items in itertools.product(atoms, repeat=n))
     for n in range(3):
         for keys in itertools.permutations(["a", "b", "x1", "xy"], n):
-            for vals in itertools.product([0, "s"], repeat=n):
+            for vals in itertools.product([0, 7, "s"], repeat=n):
                 values.append(dict(zip(keys, vals)))
     for value in values:
         assert accepts(constraint, dumps_plain(value)) == is_valid(schema, value), (schema, value)

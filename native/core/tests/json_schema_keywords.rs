@@ -229,6 +229,26 @@ fn arrays() {
 
 #[test]
 fn any_of_all_of_one_of() {
+    // `allOf` of patternProperties and another branch's additionalProperties:
+    // the pattern's keys are all governed by the other branch's
+    // additionalProperties, and get both schemas.
+    let both = json!({"allOf": [
+        {"properties": {"a": {}}, "additionalProperties": {"type": "integer"}},
+        {"patternProperties": {"^x": {"minimum": 5}}}
+    ]});
+    check_with(
+        both,
+        &JsonSchemaOptions { any_order: true, ..JsonSchemaOptions::default() },
+        &[r#"{"a":"s"}"#, r#"{"x1":6}"#, r#"{"b":1,"x":7}"#],
+        &[r#"{"x1":3}"#, r#"{"x1":"s"}"#, r#"{"b":"s"}"#],
+    );
+    // ... but not when that branch lists a key the pattern matches (x0 is
+    // governed by its own property there, x1 by additionalProperties).
+    let listed = json!({"allOf": [
+        {"properties": {"x0": {}}, "additionalProperties": false},
+        {"patternProperties": {"^x": {"type": "integer"}}}
+    ]});
+    assert_eq!(error_code(listed, &JsonSchemaOptions::default()).0, "unsupported_keyword");
     check(json!({"anyOf": [{"type": "integer"}, {"minLength": 2}]}), &["1", "1.5", r#""ab""#], &[r#""a""#]);
     check(json!({"anyOf": [{"type": "integer"}, {"type": "string", "minLength": 2}]}), &["1", r#""ab""#], &["1.5"]);
     check(

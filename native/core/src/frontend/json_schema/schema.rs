@@ -723,6 +723,23 @@ impl<'a> Ctx<'a> {
         Ok(o.additional.clone())
     }
 
+    /// Does `o`'s `additionalProperties` apply to every key that one of
+    /// `patterns` matches? It does when `o` has no patterns of its own and
+    /// lists no key they match.
+    fn governs_pattern_keys(&mut self, o: &ObjectSchema, patterns: &[(SourceRegex, Schema)]) -> Result<bool> {
+        if !o.pattern_properties.is_empty() {
+            return Ok(false);
+        }
+        for (k, _) in &o.properties {
+            for (re, _) in patterns {
+                if self.regex_finds(re, k)? {
+                    return Ok(false);
+                }
+            }
+        }
+        Ok(true)
+    }
+
     fn intersect_objects(&mut self, x: &ObjectSchema, y: &ObjectSchema, path: &str, depth: usize) -> Result<Schema> {
         let mut keys: Vec<String> = x.properties.iter().map(|(k, _)| k.clone()).collect();
         for (k, _) in &y.properties {
@@ -739,9 +756,26 @@ impl<'a> Ctx<'a> {
         }
         // A key matched by one side's pattern but by none of the other's would
         // also need the other's `additionalProperties`; that is not expressible
-        // as a list of patterns, so it is only allowed where it changes nothing.
-        let x_extra = !y.pattern_properties.is_empty() && x.additional != Schema::Any;
-        let y_extra = !x.pattern_properties.is_empty() && y.additional != Schema::Any;
+        // as a list of patterns, so it is only allowed where it changes nothing,
+        // or where the other side has no patterns and no listed key that the
+        // patterns match: then every key a pattern matches is one the other
+        // side's `additionalProperties` governs, and joins that pattern's schema.
+        let mut x_patterns = x.pattern_properties.clone();
+        let mut y_patterns = y.pattern_properties.clone();
+        let mut x_extra = !y.pattern_properties.is_empty() && x.additional != Schema::Any;
+        let mut y_extra = !x.pattern_properties.is_empty() && y.additional != Schema::Any;
+        if x_extra && self.governs_pattern_keys(x, &y.pattern_properties)? {
+            for (_, s) in &mut y_patterns {
+                *s = self.intersect(s, &x.additional, path, depth + 1)?;
+            }
+            x_extra = false;
+        }
+        if y_extra && self.governs_pattern_keys(y, &x.pattern_properties)? {
+            for (_, s) in &mut x_patterns {
+                *s = self.intersect(s, &y.additional, path, depth + 1)?;
+            }
+            y_extra = false;
+        }
         let mut additional = self.intersect(&x.additional, &y.additional, path, depth + 1)?;
         if x_extra || y_extra {
             self.unsupported(
@@ -759,8 +793,8 @@ impl<'a> Ctx<'a> {
                 required.push(r.clone());
             }
         }
-        let mut pattern_properties = x.pattern_properties.clone();
-        pattern_properties.extend(y.pattern_properties.iter().cloned());
+        let mut pattern_properties = x_patterns;
+        pattern_properties.extend(y_patterns);
         let property_names = self.intersect(&x.property_names, &y.property_names, path, depth + 1)?;
         let min_properties = x.min_properties.max(y.min_properties);
         let max_properties = match (x.max_properties, y.max_properties) {
