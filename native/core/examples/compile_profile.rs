@@ -6,6 +6,7 @@
 //! cargo run --release -p glrmask-core --example compile_profile -- tokenizer.json [--flexible] [--any-order] [--shared-cache] schema.json...
 //! ```
 //!
+//! `--grammar-only`: stop after the grammar compile and print its phase times.
 //! `--shared-cache`: compile each schema once, in order, keeping the cache
 //! (the benchmark's warm compile: other schemas filled it).
 
@@ -43,6 +44,30 @@ fn main() {
             let compiled = json_schema_grammar(&schema, &options)
                 .and_then(|(g, _)| CompiledGrammar::compile(g, &CompileLimits::default()));
             let grammar_time = t.elapsed();
+            if args.iter().any(|a| a == "--grammar-only") {
+                match &compiled {
+                    Ok(g) if std::env::var("LR_STATS").is_ok() => {
+                        let (mut items, mut goto_kernel, mut max_closure) = (0usize, 0usize, 0usize);
+                        for p in 0..g.lr.num_states() {
+                            let st = g.lr.state(glrmask_core::ids::LrStateId::from_usize(p));
+                            let c = g.lr.closure(&g.normal, glrmask_core::ids::LrStateId::from_usize(p));
+                            items += c.len();
+                            max_closure = max_closure.max(c.len());
+                            goto_kernel += st.gotos.iter().map(|&(_, q)| g.lr.state(q).kernel.len()).sum::<usize>();
+                        }
+                        println!("{path}: closure items {items} (max {max_closure}), goto-kernel items {goto_kernel}, num_lex {}", g.liveness.num_lex);
+                    }
+                    Ok(g) => println!(
+                        "{path}: grammar {:.1} ms {:?} exits {} lr states {}",
+                        grammar_time.as_secs_f64() * 1e3,
+                        g.timings,
+                        g.liveness.stats.exits,
+                        g.lr.num_states()
+                    ),
+                    Err(e) => println!("{path}: {e}"),
+                }
+                continue;
+            }
             let result =
                 compiled.and_then(|g| Constraint::new(Arc::new(g), vocab.clone(), &[], Optimization::FastRuntime));
             match result {

@@ -68,3 +68,52 @@ impl BitSet {
         &mut self.words
     }
 }
+
+/// A small dense bitset kept inline up to 128 bits: the lexical-state sets
+/// of liveness, built and dropped by the million at compile time, where a
+/// heap allocation each cost more than the set operations.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Default)]
+pub struct SmallBitSet {
+    words: smallvec::SmallVec<[u64; 2]>,
+}
+
+impl SmallBitSet {
+    pub fn new(bits: usize) -> SmallBitSet {
+        SmallBitSet { words: smallvec::smallvec![0; bits.div_ceil(64)] }
+    }
+    #[inline]
+    pub fn insert(&mut self, i: usize) -> bool {
+        let (w, b) = (i / 64, 1u64 << (i % 64));
+        let fresh = self.words[w] & b == 0;
+        self.words[w] |= b;
+        fresh
+    }
+    /// `self |= other`; returns whether anything changed.
+    #[inline]
+    pub fn union_with(&mut self, other: &SmallBitSet) -> bool {
+        let mut changed = false;
+        for (a, b) in self.words.iter_mut().zip(&other.words) {
+            let n = *a | *b;
+            changed |= n != *a;
+            *a = n;
+        }
+        changed
+    }
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.words.iter().all(|&w| w == 0)
+    }
+    pub fn iter(&self) -> impl Iterator<Item = usize> + '_ {
+        self.words.iter().enumerate().flat_map(|(i, &w)| {
+            let mut w = w;
+            std::iter::from_fn(move || {
+                if w == 0 {
+                    return None;
+                }
+                let b = w.trailing_zeros() as usize;
+                w &= w - 1;
+                Some(i * 64 + b)
+            })
+        })
+    }
+}

@@ -42,8 +42,8 @@ use crate::grammar::Grammar;
 use crate::graph::strongly_connected_components;
 use crate::ids::{LexConfigId, LrStateId, NonterminalId, TerminalId};
 use crate::lexer::Lexer;
-use crate::lr::LrTables;
-use crate::sets::BitSet;
+use crate::lr::{Item, LrTables};
+use crate::sets::SmallBitSet as LexSet;
 
 /// "Push `nt` on the node `dist` below, in lexical state `lex`."
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
@@ -110,7 +110,7 @@ pub struct LivenessStats {
 }
 
 /// A relation over L as one bit row per source.
-type Rel = Vec<BitSet>;
+type Rel = Vec<LexSet>;
 
 impl Liveness {
     pub fn build(
@@ -141,7 +141,7 @@ impl Liveness {
         let (first_reach_of, first_reach_sets) = first_reach(lexer, &boundary_index);
 
         // ---- Ign and per-terminal reach ----
-        let mut ign: Vec<BitSet> = (0..num_lex).map(|_| BitSet::new(num_lex)).collect();
+        let mut ign: Vec<LexSet> = (0..num_lex).map(|_| LexSet::new(num_lex)).collect();
         for (b, &config) in boundaries.iter().enumerate() {
             ign[b].insert(b);
             let mut stack = vec![config];
@@ -184,11 +184,11 @@ impl Liveness {
                 rel.as_ref().map(|rel| {
                     (0..num_lex)
                         .map(|b| {
-                            let mut mid = BitSet::new(num_lex);
+                            let mut mid = LexSet::new(num_lex);
                             for b2 in ign[b].iter() {
                                 mid.union_with(&rel[b2]);
                             }
-                            let mut out = BitSet::new(num_lex);
+                            let mut out = LexSet::new(num_lex);
                             for f in mid.iter() {
                                 out.union_with(&ign[f]);
                             }
@@ -202,15 +202,17 @@ impl Liveness {
         let reach = Reach::build(g, term_reach, num_lex);
 
         // ---- per-state tables ----
-        let mut builder = TableBuilder { exits: Vec::new(), max_exits: limits.max_liveness_exits };
+        let mut builder =
+            TableBuilder { exits: Vec::new(), max_exits: limits.max_liveness_exits, interned: FxHashMap::default() };
+        let mut tails = TailReach::new(&reach);
         let mut enter_start = Vec::with_capacity(lr.num_states());
         let mut enter = Vec::new();
         let mut live_b = Vec::with_capacity(lr.num_states() * num_lex);
         for p in 0..lr.num_states() {
             let p = LrStateId::from_usize(p);
             enter_start.push(enter.len() as u32);
-            builder.enter_entries(g, lr, &reach, p, num_lex, &mut enter)?;
-            builder.live_b_entries(g, lr, &reach, p, num_lex, &mut live_b)?;
+            let lists = builder.enter_entries(g, lr, &mut tails, p, num_lex, &mut enter)?;
+            builder.live_b_entries(g, lr, &mut tails, p, num_lex, lists, &mut live_b)?;
         }
         let stats = LivenessStats {
             boundary_configs: boundaries.len(),
@@ -255,7 +257,7 @@ impl Liveness {
 }
 
 fn empty_rel(n: usize) -> Rel {
-    (0..n).map(|_| BitSet::new(n)).collect()
+    (0..n).map(|_| LexSet::new(n)).collect()
 }
 
 /// `first_reach(c)`: for every byte continuation of configuration `c`, the
@@ -333,7 +335,7 @@ impl Reach {
             let p = &g.productions[pi];
             let mut changed = false;
             for b in 0..num_lex {
-                let mut set = BitSet::new(num_lex);
+                let mut set = LexSet::new(num_lex);
                 set.insert(b);
                 let out = reach.apply_seq(&p.rhs, set);
                 changed |= reach.nonterm[p.lhs.index()][b].union_with(&out);
@@ -358,12 +360,12 @@ impl Reach {
     }
 
     /// Apply `Reach_{seq}` to a set of lexical states.
-    fn apply_seq(&self, seq: &[Symbol], mut set: BitSet) -> BitSet {
+    fn apply_seq(&self, seq: &[Symbol], mut set: LexSet) -> LexSet {
         for &s in seq {
             if set.is_empty() {
                 break;
             }
-            let mut out = BitSet::new(self.num_lex);
+            let mut out = LexSet::new(self.num_lex);
             if let Some(rel) = self.rel(s) {
                 for x in set.iter() {
                     out.union_with(&rel[x]);
@@ -374,147 +376,314 @@ impl Reach {
         set
     }
 
-    fn singleton(&self, x: usize) -> BitSet {
-        let mut s = BitSet::new(self.num_lex);
+    fn singleton(&self, x: usize) -> LexSet {
+        let mut s = LexSet::new(self.num_lex);
         s.insert(x);
         s
     }
 }
 
+/// `Reach` of production tails `rhs[dot..]` from each lexical state, per
+/// item: every LR state whose closure holds an item asks for it again. A
+/// cache, emptied when it passes its bound.
+struct TailReach<'a> {
+    reach: &'a Reach,
+    index: FxHashMap<Item, u32>,
+    rows: Vec<LexSet>,
+}
+
+impl<'a> TailReach<'a> {
+    /// Rows kept before the cache starts over (~24 bytes each).
+    const MAX_ROWS: usize = 1 << 21;
+
+    fn new(reach: &'a Reach) -> TailReach<'a> {
+        TailReach { reach, index: FxHashMap::default(), rows: Vec::new() }
+    }
+
+    /// Row `z`: the lexical states after `rhs[dot..]` read from `z`.
+    fn get(&mut self, g: &NormalGrammar, item: Item) -> &[LexSet] {
+        let n = self.reach.num_lex;
+        let start = match self.index.get(&item) {
+            Some(&start) => start as usize,
+            None => {
+                if self.rows.len() + n > Self::MAX_ROWS {
+                    self.rows.clear();
+                    self.index.clear();
+                }
+                let start = self.rows.len();
+                let rest = &g.production(item.production).rhs[item.dot as usize..];
+                for z in 0..n {
+                    let row = self.reach.apply_seq(rest, self.reach.singleton(z));
+                    self.rows.push(row);
+                }
+                self.index.insert(item, start as u32);
+                start
+            }
+        };
+        &self.rows[start..start + n]
+    }
+}
+
+/// One state's exit lists, interned (id 0 is the empty list), and the
+/// unions of them already taken.
+struct ExitLists {
+    lists: Vec<Vec<Exit>>,
+    ids: FxHashMap<Vec<Exit>, u32>,
+    unions: FxHashMap<Vec<u32>, u32>,
+}
+
+impl Default for ExitLists {
+    fn default() -> Self {
+        ExitLists { lists: vec![Vec::new()], ids: FxHashMap::default(), unions: FxHashMap::default() }
+    }
+}
+
+impl ExitLists {
+    const EMPTY: u32 = 0;
+
+    fn intern(&mut self, mut list: Vec<Exit>) -> u32 {
+        if list.is_empty() {
+            return Self::EMPTY;
+        }
+        list.sort_unstable();
+        list.dedup();
+        if let Some(&id) = self.ids.get(&list) {
+            return id;
+        }
+        let id = self.lists.len() as u32;
+        self.lists.push(list.clone());
+        self.ids.insert(list, id);
+        id
+    }
+
+    fn union(&mut self, mut parts: Vec<u32>) -> u32 {
+        parts.sort_unstable();
+        parts.dedup();
+        parts.retain(|&id| id != Self::EMPTY);
+        match parts.len() {
+            0 => Self::EMPTY,
+            1 => parts[0],
+            _ => {
+                if let Some(&id) = self.unions.get(&parts) {
+                    return id;
+                }
+                let merged: Vec<Exit> = parts.iter().flat_map(|&id| self.lists[id as usize].iter().copied()).collect();
+                let id = self.intern(merged);
+                self.unions.insert(parts, id);
+                id
+            }
+        }
+    }
+}
+
+/// One state's enter entries, as [`TableBuilder::live_b_entries`] reuses
+/// them: the interned lists, the list and acceptance per node
+/// `(goto index, z)`, and the ranges of lists already in the tables.
+struct EnterLists {
+    lists: ExitLists,
+    list: Vec<u32>,
+    accept: Vec<bool>,
+    placed: Vec<Option<(u32, u32)>>,
+}
+
 struct TableBuilder {
     exits: Vec<Exit>,
     max_exits: usize,
+    /// Entries with equal exit lists share one range of `exits`.
+    interned: FxHashMap<Vec<Exit>, u32>,
 }
 
 impl TableBuilder {
-    fn push_entry(&mut self, mut exits: Vec<Exit>, accept: bool, out: &mut Vec<Entry>) -> Result<()> {
-        exits.sort_unstable();
-        exits.dedup();
+    /// The range of `exits` holding `list` (sorted, deduplicated), stored once.
+    fn place(&mut self, list: &[Exit]) -> Result<(u32, u32)> {
+        let len = list.len() as u32;
+        if let Some(&start) = self.interned.get(list) {
+            return Ok((start, len));
+        }
         let start = self.exits.len() as u32;
-        let len = exits.len() as u32;
-        self.exits.extend(exits);
+        self.exits.extend_from_slice(list);
         if self.exits.len() > self.max_exits {
             return Err(Error::limit("max_liveness_exits", self.exits.len(), self.max_exits));
         }
-        out.push(Entry { start, len, accept });
-        Ok(())
+        self.interned.insert(list.to_vec(), start);
+        Ok((start, len))
     }
 
     /// Enter entries of state `p`: for `(A, z)` with `A` in `gotos(p)`, the
     /// exits reachable through the local closure (items `C → •A ε` of `p`
     /// reduce `C` onto the same node) and whether acceptance is reached.
+    ///
+    /// The local closure is a graph over `gotos(p)` (an edge `A → C` per item
+    /// `C → •A ε`, carrying `Reach_ε`), solved by SCCs, successors first, one
+    /// row of lexical states at a time. Most nonterminals of a state climb to
+    /// the same kernel items, so their exit lists are equal: lists are
+    /// interned per state, and each distinct list reaches the tables once.
     fn enter_entries(
         &mut self,
         g: &NormalGrammar,
         lr: &LrTables,
-        reach: &Reach,
+        tails: &mut TailReach,
         p: LrStateId,
         num_lex: usize,
         out: &mut Vec<Entry>,
-    ) -> Result<()> {
+    ) -> Result<EnterLists> {
         let gotos = &lr.state(p).gotos;
         let n = gotos.len() * num_lex;
-        // Local graph over nodes (a_local, z): direct exits, accept, local successors.
-        let mut direct: Vec<Vec<Exit>> = vec![Vec::new(); n];
+        let mut lists = ExitLists::default();
+        // Per node (a_local, z): its own exits (interned) and acceptance;
+        // per nonterminal: its local edges (c_local, item of the tail).
+        let mut own = vec![ExitLists::EMPTY; n];
         let mut accept = vec![false; n];
-        let mut local: Vec<Vec<usize>> = vec![Vec::new(); n];
+        let mut edges: Vec<Vec<(usize, Item)>> = vec![Vec::new(); gotos.len()];
+        let mut direct: Vec<Vec<Exit>> = vec![Vec::new(); num_lex];
         for (a_local, &(_, q)) in gotos.iter().enumerate() {
             for item in &lr.state(q).kernel {
                 let prod = g.production(item.production);
-                let rest = &prod.rhs[item.dot as usize..];
-                for z in 0..num_lex {
-                    let node = a_local * num_lex + z;
-                    let zs = reach.apply_seq(rest, reach.singleton(z));
+                if prod.lhs != g.start && item.dot == 1 {
+                    let c_local = lr.goto_index(p, prod.lhs).expect("predicted nonterminal has a goto");
+                    edges[a_local].push((c_local, *item));
+                    continue;
+                }
+                for (z, zs) in tails.get(g, *item).iter().enumerate() {
                     if zs.is_empty() {
                         continue;
                     }
                     if prod.lhs == g.start {
-                        accept[node] = true;
-                    } else if item.dot == 1 {
-                        let c_local = lr.goto_index(p, prod.lhs).expect("predicted nonterminal has a goto");
-                        for z2 in zs.iter() {
-                            local[node].push(c_local * num_lex + z2);
-                        }
+                        accept[a_local * num_lex + z] = true;
                     } else {
-                        for z2 in zs.iter() {
-                            direct[node].push(Exit { nt: prod.lhs, dist: item.dot - 1, lex: z2 as u32 });
+                        direct[z].extend(zs.iter().map(|z2| Exit { nt: prod.lhs, dist: item.dot - 1, lex: z2 as u32 }));
+                    }
+                }
+            }
+            for (z, exits) in direct.iter_mut().enumerate() {
+                own[a_local * num_lex + z] = lists.intern(std::mem::take(exits));
+            }
+        }
+        let (comp, num_comps) =
+            strongly_connected_components(gotos.len(), &|a| edges[a].iter().map(|&(c, _)| c).collect());
+        let mut members: Vec<Vec<usize>> = vec![Vec::new(); num_comps];
+        for (a, &c) in comp.iter().enumerate() {
+            members[c].push(a);
+        }
+        // Interned list per node (EMPTY while accepting: acceptance is
+        // already certain, no exit is needed).
+        let mut list = vec![ExitLists::EMPTY; n];
+        let mut parts: Vec<Vec<u32>> = vec![Vec::new(); num_lex];
+        for group in &members {
+            // A cycle (left recursion) is iterated to its fixpoint: unions
+            // only grow, and equal sets have equal ids.
+            let cyclic = group.len() > 1 || edges[group[0]].iter().any(|&(c, _)| c == group[0]);
+            loop {
+                let mut changed = false;
+                for &a in group {
+                    let mut acc: Vec<bool> = accept[a * num_lex..(a + 1) * num_lex].to_vec();
+                    for (z, part) in parts.iter_mut().enumerate() {
+                        part.clear();
+                        part.push(own[a * num_lex + z]);
+                    }
+                    for &(c, item) in &edges[a] {
+                        for (z, zs) in tails.get(g, item).iter().enumerate() {
+                            for z2 in zs.iter() {
+                                let node = c * num_lex + z2;
+                                acc[z] |= accept[node];
+                                parts[z].push(list[node]);
+                            }
                         }
                     }
-                }
-            }
-        }
-        // Propagate over the local graph by SCCs (successors first).
-        let (comp, num_comps) = strongly_connected_components(n, &|v| local[v].clone());
-        let mut members: Vec<Vec<usize>> = vec![Vec::new(); num_comps];
-        for (v, &c) in comp.iter().enumerate() {
-            members[c].push(v);
-        }
-        let mut comp_exits: Vec<Vec<Exit>> = vec![Vec::new(); num_comps];
-        let mut comp_accept = vec![false; num_comps];
-        for (ci, group) in members.iter().enumerate() {
-            let mut acc: Vec<Exit> = Vec::new();
-            let mut acc_accept = false;
-            for &v in group {
-                acc.extend_from_slice(&direct[v]);
-                acc_accept |= accept[v];
-                for &w in &local[v] {
-                    if comp[w] != ci {
-                        acc.extend_from_slice(&comp_exits[comp[w]]);
-                        acc_accept |= comp_accept[comp[w]];
+                    for (z, part) in parts.iter_mut().enumerate() {
+                        let node = a * num_lex + z;
+                        let id = if acc[z] { ExitLists::EMPTY } else { lists.union(std::mem::take(part)) };
+                        if acc[z] != accept[node] || id != list[node] {
+                            changed = true;
+                        }
+                        accept[node] = acc[z];
+                        list[node] = id;
                     }
                 }
+                if !cyclic || !changed {
+                    break;
+                }
             }
-            acc.sort_unstable();
-            acc.dedup();
-            comp_exits[ci] = acc;
-            comp_accept[ci] = acc_accept;
         }
-        for &c in &comp {
-            // An accepting entry needs no exits: acceptance is already certain.
-            let exits = if comp_accept[c] { Vec::new() } else { comp_exits[c].clone() };
-            self.push_entry(exits, comp_accept[c], out)?;
+        let mut placed: Vec<Option<(u32, u32)>> = vec![None; lists.lists.len()];
+        for node in 0..n {
+            let id = list[node] as usize;
+            let range = match placed[id] {
+                Some(range) => range,
+                None => {
+                    let range = self.place(&lists.lists[id])?;
+                    placed[id] = Some(range);
+                    range
+                }
+            };
+            out.push(Entry { start: range.0, len: range.1, accept: accept[node] });
         }
-        Ok(())
+        Ok(EnterLists { lists, list, accept, placed })
     }
 
     /// Boundary entries of state `p`: from lexical state `b`, the exits of
-    /// complete items and of items with a terminal after the dot.
+    /// complete items and of items with a terminal after the dot. A
+    /// predicted item `C → •ε` would exit at distance 0, "push `C` on this
+    /// node", which is exactly the enter entry `(C, z)` of this state: its
+    /// interned list is taken instead, so boundary lists hold kernel exits
+    /// only and stay as small as the enter lists.
+    #[allow(clippy::too_many_arguments)]
     fn live_b_entries(
         &mut self,
         g: &NormalGrammar,
         lr: &LrTables,
-        reach: &Reach,
+        tails: &mut TailReach,
         p: LrStateId,
         num_lex: usize,
+        mut enter: EnterLists,
         out: &mut Vec<Entry>,
     ) -> Result<()> {
-        let items = lr.closure(g, p);
-        for b in 0..num_lex {
-            let mut exits = Vec::new();
-            let mut accept = false;
-            for item in &items {
-                let prod = g.production(item.production);
-                let rest = &prod.rhs[item.dot as usize..];
-                let zs = match rest.first() {
-                    None => reach.singleton(b),
-                    Some(Symbol::T(_)) => reach.apply_seq(rest, reach.singleton(b)),
-                    Some(Symbol::N(_)) => continue,
-                };
-                if zs.is_empty() {
-                    continue;
-                }
+        let mut own: Vec<Vec<Exit>> = vec![Vec::new(); num_lex];
+        let mut parts: Vec<Vec<u32>> = vec![Vec::new(); num_lex];
+        let mut accept = vec![false; num_lex];
+        for item in lr.closure(g, p) {
+            let prod = g.production(item.production);
+            let predicted = item.dot == 0 && prod.lhs != g.start;
+            let c_local = if predicted { lr.goto_index(p, prod.lhs) } else { None };
+            let mut reach = |b: usize, z: usize| {
                 if prod.lhs == g.start {
-                    accept = true;
-                    continue;
+                    accept[b] = true;
+                } else if let Some(c) = c_local {
+                    let node = c * num_lex + z;
+                    accept[b] |= enter.accept[node];
+                    parts[b].push(enter.list[node]);
+                } else {
+                    own[b].push(Exit { nt: prod.lhs, dist: item.dot, lex: z as u32 });
                 }
-                for z in zs.iter() {
-                    exits.push(Exit { nt: prod.lhs, dist: item.dot, lex: z as u32 });
+            };
+            match prod.rhs.get(item.dot as usize) {
+                None => (0..num_lex).for_each(|b| reach(b, b)),
+                Some(Symbol::T(_)) => {
+                    for (b, zs) in tails.get(g, item).iter().enumerate() {
+                        zs.iter().for_each(|z| reach(b, z));
+                    }
                 }
+                Some(Symbol::N(_)) => {}
             }
-            if accept {
-                exits.clear();
+        }
+        for b in 0..num_lex {
+            if accept[b] {
+                out.push(Entry { start: 0, len: 0, accept: true });
+                continue;
             }
-            self.push_entry(exits, accept, out)?;
+            let mut ids = std::mem::take(&mut parts[b]);
+            ids.push(enter.lists.intern(std::mem::take(&mut own[b])));
+            let id = enter.lists.union(ids) as usize;
+            enter.placed.resize(enter.lists.lists.len(), None);
+            let range = match enter.placed[id] {
+                Some(range) => range,
+                None => {
+                    let range = self.place(&enter.lists.lists[id])?;
+                    enter.placed[id] = Some(range);
+                    range
+                }
+            };
+            out.push(Entry { start: range.0, len: range.1, accept: false });
         }
         Ok(())
     }
