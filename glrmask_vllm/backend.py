@@ -341,7 +341,8 @@ class GlrmaskBackend(StructuredOutputBackend):
             constraint = grammar.compile(self.vocab, end_tokens=ends, optimization=glrmask.Optimization.FAST_RUNTIME)
         elif ENGINE == "balanced":
             opt = glrmask.Optimization.AUTO if STATIC_FUEL else glrmask.Optimization.BALANCED
-            constraint = grammar.compile(self.vocab, end_tokens=ends, optimization=opt, limits=limits)
+            # This backend runs its own background upgrade (below), so the compile itself waits.
+            constraint = grammar.compile(self.vocab, end_tokens=ends, optimization=opt, limits=limits, background=False)
         else:
             constraint = grammar.compile(self.vocab, end_tokens=ends, optimization=glrmask.Optimization.FAST_BUILD)
         upgrade = None

@@ -192,6 +192,42 @@ def test_persistent_cache_compiles_once_across_processes(tmp_path):
     assert (third["hits"], third["misses"]) == (0, 1) and third["mask"] == second["mask"]
 
 
+AUTO_CACHE_SCRIPT = """
+import json, numpy as np, glrmask
+from glrmask import _internal
+tokens = [bytes([b]) for b in range(32, 127)] + [b'{"', b'":', b'",', b"true", b"12"]
+v = glrmask.Vocab.from_id_to_bytes(tokens)
+schema = {"type": "object", "properties": {"a": {"type": "string"}, "n": {"type": "integer"}}}
+c = glrmask.Grammar.from_json_schema(schema).compile(v)  # AUTO: Static builds in the background
+s = c.start()
+s.commit_bytes(b'{"a":"x","n":1')
+first = np.nonzero(s.mask())[0].tolist()
+assert c.wait_static(timeout=120)
+print(json.dumps({**_internal.persistent_cache_info(), "engine": c.engine, "mask": first,
+                  "after": np.nonzero(s.mask())[0].tolist()}))
+"""
+
+
+def test_persistent_cache_stores_a_background_build_once_it_ends(tmp_path):
+    """AUTO returns before Static is built; the entry is written when the build ends, so the next process loads
+    the Static constraint instead of compiling (wait_static covers the write)."""
+    import json
+    import os
+
+    env = {**os.environ, "GLRMASK_CACHE_DIR": str(tmp_path)}
+    run = lambda: json.loads(  # noqa: E731
+        subprocess.run([sys.executable, "-c", AUTO_CACHE_SCRIPT], env=env, capture_output=True, text=True, timeout=300,
+                       check=True).stdout
+    )  # fmt: skip
+    first = run()
+    assert (first["hits"], first["misses"]) == (0, 1) and first["engine"] == "static"
+    assert first["mask"] == first["after"]
+    assert [e.suffix for e in tmp_path.iterdir()] == [".glrmask"]
+    second = run()
+    assert (second["hits"], second["misses"]) == (1, 0) and second["engine"] == "static"
+    assert second["mask"] == first["mask"]
+
+
 def test_cache_is_off_by_default():
     from glrmask import _internal
 
@@ -231,6 +267,8 @@ def test_linked_parent_masks_like_the_composed_source(optimization):
         constraint = bound.link(optimization=optimization)
         source_child = glrmask.Grammar.from_json_schema(payload_schema)
         composed = parent.bind("payload", source_child).compile(v, optimization=optimization, end_tokens=[EOS])
+        # AUTO builds Static in the background: compare the engines each ends with.
+        assert constraint.wait_static(timeout=120) and composed.wait_static(timeout=120)
         assert constraint.engine == composed.engine
         assert constraint.end_tokens == [EOS]  # the parent's, not the child's
         assert_same_walks(composed, constraint, seeds=range(3))

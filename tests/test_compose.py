@@ -211,6 +211,25 @@ def test_background_static_switches_with_identical_masks():
     assert fast.engine == "dynamic" and not fast.static_pending and fast.wait_static(0)
 
 
+def test_auto_is_a_background_compile_by_default():
+    """AUTO never waits for Static (issue 21): it serves at once, says so in describe(), and ends Static; the
+    explicit levels and background=False wait."""
+    vocab = small_vocab()
+    grammar = Grammar.sequence([Grammar.any_text(exclude=["<t>"]), Grammar.literal("<t>"), schema_part()])
+    auto = grammar.compile(vocab, end_tokens=[END])
+    head = auto.describe().splitlines()[0]
+    assert head in ("engine: static", "engine: dynamic (Static tables building in the background)"), head
+    state = auto.start()
+    allowed = np.flatnonzero(assert_oracle(state))
+    assert auto.wait_static(timeout=60)
+    assert auto.engine == "static" and auto.describe().splitlines()[0] == "engine: static"
+    assert np.array_equal(np.flatnonzero(assert_oracle(state)), allowed)
+    eager = grammar.compile(vocab, end_tokens=[END], background=False)
+    assert eager.engine == "static" and not eager.static_pending
+    for level in (Optimization.BALANCED, Optimization.FAST_RUNTIME):
+        assert not grammar.compile(vocab, end_tokens=[END], optimization=level).static_pending
+
+
 def test_literal_with_tokens_allows_the_models_own_tag_token(tmp_path):
     """Qwen-style tags are non-special added tokens (exact-only here): the tag may be that one token, or its text."""
     import json

@@ -98,6 +98,7 @@ def test_an_exponentially_ambiguous_grammar_stops_at_a_commit_not_a_hang():
 def test_auto_falls_back_to_dynamic_naming_the_static_limit_it_hit():
     static = glrmask.Grammar.from_ebnf(NESTED).compile(VOCAB, end_tokens=[3], optimization="fast_runtime")
     auto = glrmask.Grammar.from_ebnf(NESTED).compile(VOCAB, end_tokens=[3], limits={"max_dwa_states": 1})
+    assert auto.wait_static(timeout=120)  # AUTO builds in the background; the limit trips there
     assert static.engine == "static" and auto.engine == "dynamic"
     assert "max_dwa_states" in auto.fallback
     assert masks(auto) == masks(static)

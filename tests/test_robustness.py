@@ -151,7 +151,10 @@ def test_static_compile_time_is_bounded():
     grammar = glrmask.Grammar.from_regex("[^a]{400}")
     with pytest.raises(glrmask.LimitError, match="static_compile_ms"):
         grammar.compile(vocab, optimization=glrmask.Optimization.FAST_RUNTIME, limits={"static_compile_ms": 1})
+    eager = grammar.compile(vocab, background=False, limits={"static_compile_ms": 1})
+    assert eager.engine == "dynamic" and "static_compile_ms" in eager.fallback
     auto = grammar.compile(vocab, limits={"static_compile_ms": 1})
+    assert auto.wait_static()  # AUTO's default is the background build
     assert auto.engine == "dynamic" and "static_compile_ms" in auto.fallback
     background = grammar.compile(vocab, background=True, limits={"static_compile_ms": 1})
     assert background.wait_static()  # no timeout

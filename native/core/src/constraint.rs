@@ -33,6 +33,11 @@ pub enum Engine {
     Static,
 }
 
+/// How `Constraint::fallback` begins when a background Static build failed
+/// for a reason other than a limit (an error or a bug): such a constraint is
+/// not worth keeping in a persistent cache.
+pub const BACKGROUND_FAILURE: &str = "static engine failed in the background, using dynamic";
+
 /// The caller's intent; maps to an engine (DESIGN §6, seed 004):
 /// * `FastBuild`: Dynamic (no per-vocabulary compilation).
 /// * `FastRuntime`: Static; exceeding a compile limit is an error.
@@ -81,8 +86,12 @@ pub struct Constraint {
     static_tables: OnceLock<Arc<StaticTables>>,
     /// Why `Auto`/`Balanced` (or the background build) fell back to Dynamic, if they did.
     fallback: OnceLock<String>,
-    /// A background build of the Static tables is queued or running.
+    /// A background job is queued or running: the Static build, then its
+    /// `then` (see [`Constraint::with_background_static_then`]).
     static_pending: std::sync::atomic::AtomicBool,
+    /// The background Static build itself is queued or running (cleared
+    /// before `then`, which may save the constraint: saving waits on this).
+    static_building: std::sync::atomic::AtomicBool,
     /// The Dynamic engine's per-configuration interiors, built as masks need them.
     interiors: ConfigInteriors,
 }
@@ -132,6 +141,7 @@ impl Constraint {
             static_tables: OnceLock::new(),
             fallback: OnceLock::new(),
             static_pending: false.into(),
+            static_building: false.into(),
             interiors: ConfigInteriors::default(),
         })
     }
@@ -192,12 +202,28 @@ impl Constraint {
         optimization: Optimization,
         limits: &Limits,
     ) -> Result<Arc<Constraint>> {
+        Constraint::with_background_static_then(grammar, vocab, end_tokens, optimization, limits, |_| {})
+    }
+
+    /// As [`Constraint::with_background_static`], and `then` runs on the
+    /// background worker once the build has ended (built or fallen back),
+    /// with the constraint in its final form (to store it in a persistent
+    /// cache, say). It does not run if the constraint was dropped first.
+    pub fn with_background_static_then(
+        grammar: Arc<CompiledGrammar>,
+        vocab: Arc<Vocab>,
+        end_tokens: &[u32],
+        optimization: Optimization,
+        limits: &Limits,
+        then: impl FnOnce(&Arc<Constraint>) + Send + 'static,
+    ) -> Result<Arc<Constraint>> {
         let constraint = Constraint::with_limits(grammar, vocab, end_tokens, Optimization::FastBuild, limits)?;
         if optimization == Optimization::FastBuild {
             return Ok(constraint);
         }
         let constraint = Arc::new(Constraint { optimization, ..Arc::into_inner(constraint).expect("not shared yet") });
         constraint.static_pending.store(true, std::sync::atomic::Ordering::Release);
+        constraint.static_building.store(true, std::sync::atomic::Ordering::Release);
         let weak = Arc::downgrade(&constraint);
         let static_limits = limits.static_engine.clone();
         background::submit(move || {
@@ -210,8 +236,11 @@ impl Constraint {
                 Err(_) => Some("internal error (a bug in glrmask)".to_string()),
             };
             if let Some(why) = failure {
-                let _ = c.fallback.set(format!("static engine failed in the background, using dynamic: {why}"));
+                let _ = c.fallback.set(format!("{BACKGROUND_FAILURE}: {why}"));
             }
+            c.static_building.store(false, std::sync::atomic::Ordering::Release);
+            // A panic in `then` must not leave the constraint pending forever.
+            let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| then(&c)));
             c.static_pending.store(false, std::sync::atomic::Ordering::Release);
         });
         Ok(constraint)
@@ -264,9 +293,19 @@ impl Constraint {
 
     /// Wait up to `timeout` for a pending background build; true if none is pending then.
     pub fn wait_static(&self, timeout: Duration) -> bool {
+        self.wait_while(&self.static_pending, timeout)
+    }
+
+    /// Wait for a background Static build to end, not for what runs after
+    /// it (`then`, which may itself save the constraint).
+    pub(crate) fn wait_built(&self) {
+        self.wait_while(&self.static_building, Duration::MAX);
+    }
+
+    fn wait_while(&self, flag: &std::sync::atomic::AtomicBool, timeout: Duration) -> bool {
         // None: a timeout past what an Instant can hold is no timeout.
         let deadline = Instant::now().checked_add(timeout);
-        while self.static_pending() {
+        while flag.load(std::sync::atomic::Ordering::Acquire) {
             if deadline.is_some_and(|d| Instant::now() >= d) {
                 return false;
             }

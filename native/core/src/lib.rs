@@ -29,7 +29,7 @@ pub mod unlinked;
 pub mod vocab;
 
 pub use compile::{CompileLimits, CompiledGrammar};
-pub use constraint::{Constraint, ConstraintState, Optimization};
+pub use constraint::{Constraint, ConstraintState, Optimization, BACKGROUND_FAILURE};
 pub use error::{Error, ErrorKind, Result};
 pub use grammar::Grammar;
 pub use limits::Limits;

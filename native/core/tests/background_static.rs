@@ -111,3 +111,42 @@ fn a_dropped_constraint_is_not_built() {
     assert!(c.wait_static(Duration::from_secs(60)));
     assert_eq!(c.engine(), Engine::Static);
 }
+
+#[test]
+fn then_runs_once_the_build_has_ended_and_may_save_the_constraint() {
+    let tokens = tokens();
+    let saved: Arc<std::sync::Mutex<Option<Vec<u8>>>> = Arc::default();
+    let slot = saved.clone();
+    let c = Constraint::with_background_static_then(
+        compiled(),
+        vocab_of(&tokens),
+        &[],
+        Optimization::Auto,
+        &Limits::default(),
+        move |c| {
+            // Saving waits for the build, not for this hook: no deadlock.
+            *slot.lock().unwrap() = Some(glrmask_core::artifact::save(c, false).unwrap());
+        },
+    )
+    .unwrap();
+    // `wait_static` covers the hook too: once it returns, the artifact is there.
+    assert!(c.wait_static(Duration::from_secs(60)));
+    let data = saved.lock().unwrap().take().expect("then ran before wait_static returned");
+    let loaded = glrmask_core::artifact::load(&data, None).unwrap();
+    assert_eq!(loaded.engine(), Engine::Static);
+    let mut s = loaded.start();
+    assert_masks_agree(&mut s, "loaded from the hook's artifact");
+
+    // A panicking hook leaves nothing pending.
+    let c = Constraint::with_background_static_then(
+        compiled(),
+        vocab_of(&tokens),
+        &[],
+        Optimization::Auto,
+        &Limits::default(),
+        |_| panic!("a hook that fails"),
+    )
+    .unwrap();
+    assert!(c.wait_static(Duration::from_secs(60)));
+    assert_eq!(c.engine(), Engine::Static);
+}

@@ -78,13 +78,17 @@ def inspect(args: argparse.Namespace) -> int:
     grammar = _grammar(args)
     t2 = time.perf_counter()
     optimization = glrmask.Optimization[args.optimization.upper()]
+    # Waits for Static even under AUTO: inspect reports the tables the constraint settles on.
     constraint = grammar.compile(
-        vocab, end_tokens=vocab.eos_token_ids, optimization=optimization, limits=dict(args.limit or [])
+        vocab,
+        end_tokens=vocab.eos_token_ids,
+        optimization=optimization,
+        limits=dict(args.limit or []),
+        background=False,
     )
     t3 = time.perf_counter()
     print(f"vocabulary: {len(vocab)} ids ({(t1 - t0) * 1e3:.0f} ms to load)")
     print(f"grammar: {args.grammar} ({(t2 - t1) * 1e3:.1f} ms to parse)")
-    print(f"engine: {constraint.engine}" + (f" (fallback: {constraint.fallback})" if constraint.fallback else ""))
     print(f"compile ms: {(t3 - t2) * 1e3:.1f} (per phase below)")
     print(constraint.describe(), end="")
     return 0

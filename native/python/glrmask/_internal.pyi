@@ -290,7 +290,7 @@ class Grammar:
         optimization: Any = None,
         *,
         limits: dict[str, int] | None = None,
-        background: bool = False,
+        background: bool | None = None,
     ) -> Constraint:
         """Compile against ``vocab``.
 
@@ -298,7 +298,8 @@ class Grammar:
         Dynamic masks, and builds the Static tables on a background pool
         (``GLRMASK_BACKGROUND_THREADS``, default 1): every state switches to
         Static at its first mask after that (``Constraint.engine``,
-        ``wait_static``). Masks are identical either way.
+        ``wait_static``). Masks are identical either way. ``None`` (the
+        default) is ``True`` for ``AUTO`` and ``False`` for the explicit levels.
 
         ``end_tokens``: token ids or ``ExactToken``/``ExactTokens`` handles of
         this same vocabulary (``VocabError`` otherwise), allowed only where the
@@ -335,7 +336,7 @@ class UnlinkedConstraint:
         optimization: object | None = None,
         *,
         limits: dict[str, int] | None = None,
-        background: bool = False,
+        background: bool | None = None,
     ) -> Constraint: ...
     def save(self, *, external_vocab: bool = False) -> bytes: ...
     @staticmethod

@@ -652,6 +652,12 @@ fn default_limits(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
     Ok(d)
 }
 
+/// `background=None` means: in the background for `AUTO` (it serves masks at
+/// once and upgrades to Static when built), eagerly for the explicit levels.
+fn in_background(optimization: core::Optimization, background: Option<bool>) -> bool {
+    background.unwrap_or(optimization == core::Optimization::Auto)
+}
+
 fn parse_optimization(obj: Option<&Bound<'_, PyAny>>) -> PyResult<core::Optimization> {
     let Some(obj) = obj else { return Ok(core::Optimization::Auto) };
     let text: String = match obj.getattr("value") {
@@ -925,7 +931,9 @@ impl Grammar {
     /// Dynamic masks, and builds the Static tables on a background pool
     /// (`GLRMASK_BACKGROUND_THREADS`, default 1); every state switches to
     /// Static at its first mask after that. Masks are the same either way.
-    #[pyo3(signature = (vocab, end_tokens=None, optimization=None, *, limits=None, background=false))]
+    /// The default (`None`) is `True` for `AUTO` (a request never waits for
+    /// a Static build) and `False` for the explicit levels.
+    #[pyo3(signature = (vocab, end_tokens=None, optimization=None, *, limits=None, background=None))]
     fn compile(
         &self,
         py: Python<'_>,
@@ -933,15 +941,15 @@ impl Grammar {
         end_tokens: Option<&Bound<'_, PyAny>>,
         optimization: Option<&Bound<'_, PyAny>>,
         limits: Option<&Bound<'_, PyAny>>,
-        background: bool,
+        background: Option<bool>,
     ) -> PyResult<Constraint> {
         let optimization = parse_optimization(optimization)?;
+        let background = in_background(optimization, background);
         let limits = parse_limits(limits)?;
         let vocab = vocab.inner.clone();
         let ids = checked_end_tokens(py, &vocab, end_tokens)?;
         // The persistent cache (GLRMASK_CACHE_DIR): a hit skips compiling.
-        // A background compile is not cached (its result is not final yet).
-        let cached = match CompileCache::from_env().filter(|_| !background) {
+        let cached = match CompileCache::from_env() {
             Some(cache) => {
                 let (ir, v, ids, limits) = (self.ir.clone(), vocab.clone(), ids.clone(), limits.clone());
                 let key = guard_light(py, move || CompileCache::key(&ir, &v, &ids, optimization, &limits))?;
@@ -957,13 +965,21 @@ impl Grammar {
             None => None,
         };
         let compiled = self.compiled(py, &limits.compile)?;
-        let inner = guard(py, move || {
-            if background {
-                core::Constraint::with_background_static(compiled, vocab, &ids, optimization, &limits)
-            } else {
-                core::Constraint::with_limits(compiled, vocab, &ids, optimization, &limits)
-            }
-        })?;
+        if background {
+            // Stored once the Static build has ended (its result is final
+            // then); a write that fails costs a later compile, nothing more.
+            let inner = guard(py, move || {
+                core::Constraint::with_background_static_then(compiled, vocab, &ids, optimization, &limits, move |c| {
+                    if let Some((cache, key)) = cached {
+                        if c.fallback().is_none_or(|f| !f.starts_with(core::BACKGROUND_FAILURE)) {
+                            let _ = cache.put(&key, c);
+                        }
+                    }
+                })
+            })?;
+            return Ok(Constraint { inner });
+        }
+        let inner = guard(py, move || core::Constraint::with_limits(compiled, vocab, &ids, optimization, &limits))?;
         if let Some((cache, key)) = cached {
             let c = inner.clone();
             if let Err(e) = guard_light(py, move || cache.put(&key, &c)) {
@@ -1086,15 +1102,16 @@ impl UnlinkedConstraint {
     /// Compose the bound children into the parent and compile a runnable
     /// `Constraint` (every slot must be bound: `GrammarError` otherwise).
     /// `optimization`, `limits` and `background` as for `Grammar.compile`.
-    #[pyo3(signature = (optimization=None, *, limits=None, background=false))]
+    #[pyo3(signature = (optimization=None, *, limits=None, background=None))]
     fn link(
         &self,
         py: Python<'_>,
         optimization: Option<&Bound<'_, PyAny>>,
         limits: Option<&Bound<'_, PyAny>>,
-        background: bool,
+        background: Option<bool>,
     ) -> PyResult<Constraint> {
         let optimization = parse_optimization(optimization)?;
+        let background = in_background(optimization, background);
         let limits = parse_limits(limits)?;
         let u = self.inner.clone();
         let inner = guard(py, move || {
@@ -1216,7 +1233,14 @@ impl Constraint {
     /// Sizes of the compiled tables (grammar, lexer, LR, liveness, and the
     /// Static engine's classes and Parser DWA), one per line.
     fn describe(&self) -> String {
-        let mut out = self.inner.grammar.describe();
+        let c = &self.inner;
+        let mut out = match (c.engine(), c.static_pending(), c.fallback()) {
+            (core::constraint::Engine::Static, _, _) => "engine: static\n".to_string(),
+            (_, true, _) => "engine: dynamic (Static tables building in the background)\n".to_string(),
+            (_, _, Some(why)) => format!("engine: dynamic ({why})\n"),
+            _ => "engine: dynamic\n".to_string(),
+        };
+        out.push_str(&self.inner.grammar.describe());
         if let Some(t) = self.inner.static_tables() {
             let s = &t.stats;
             out.push_str(&format!(

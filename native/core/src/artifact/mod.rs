@@ -135,7 +135,7 @@ fn bad(message: impl Into<String>) -> Error {
 /// Serialize `c` (waiting for a pending background Static build first, so
 /// the artifact carries the engine the constraint settles on).
 pub fn save(c: &Constraint, external_vocab: bool) -> Result<Vec<u8>> {
-    c.wait_static(std::time::Duration::MAX);
+    c.wait_built();
     let tables = c.static_tables();
     let body = BodyRef {
         grammar: &c.grammar,
