@@ -107,6 +107,8 @@ def load_engines(names: list[str]) -> tuple[dict, dict, object]:
             engines["glrmask-static-warm"] = Glrmask(gv, static=True, warm=True)
         if "glrmask-dynamic" in names:
             engines["glrmask-dynamic"] = Glrmask(gv, static=False)
+        if "glrmask-auto" in names:
+            engines["glrmask-auto"] = Glrmask(gv, static=False, auto=True)
     hf = None
     if "llguidance" in names or "xgrammar" in names:
         from transformers import PreTrainedTokenizerFast

@@ -127,7 +127,9 @@ class GlrmaskMatcher(Matcher):
 
 
 class Glrmask(Engine):
-    """glrmask with a fixed engine: Static (``FAST_RUNTIME``) or Dynamic (``FAST_BUILD``).
+    """glrmask with a fixed engine: Static (``FAST_RUNTIME``) or Dynamic (``FAST_BUILD``); or, with ``auto``, the
+    serving default ``AUTO``: the compile returns with Dynamic serving and Static is built in the background, every
+    state switching over at its first mask after the build (so its masks mix both engines, as a server's do).
 
     Static compiles share the vocabulary's compile cache (lexeme interiors). ``warm=False`` empties it before
     each compile, untimed in ``prepare`` (a cold compile, as the first grammar of a process sees: freeing the
@@ -143,6 +145,7 @@ class Glrmask(Engine):
         json_whitespace: str = "flexible",
         json_any_order: bool = True,
         warm: bool = False,
+        auto: bool = False,
     ):
         import glrmask
 
@@ -151,8 +154,13 @@ class Glrmask(Engine):
         self.vocab_size = len(vocab)
         self.static = static
         self.warm = warm
-        self.name = ("glrmask-static" + ("-warm" if warm else "")) if static else "glrmask-dynamic"
-        self.opt = glrmask.Optimization.FAST_RUNTIME if static else glrmask.Optimization.FAST_BUILD
+        self.auto = auto
+        if auto:
+            self.name, self.opt = "glrmask-auto", glrmask.Optimization.AUTO
+        elif static:
+            self.name, self.opt = "glrmask-static" + ("-warm" if warm else ""), glrmask.Optimization.FAST_RUNTIME
+        else:
+            self.name, self.opt = "glrmask-dynamic", glrmask.Optimization.FAST_BUILD
         self.json_whitespace = json_whitespace
         # MaskBench instances list keys in their own order; glrmask's default layout is schema order.
         self.json_any_order = json_any_order
@@ -176,7 +184,7 @@ class Glrmask(Engine):
         else:
             raise Unsupported("no Lark grammar")
         c = grammar.compile(self.vocab, end_tokens=[EOS_ID], optimization=self.opt)
-        if c.engine != ("static" if self.static else "dynamic"):
+        if not self.auto and c.engine != ("static" if self.static else "dynamic"):
             raise RuntimeError(f"engine {c.engine} (fallback: {c.fallback})")
         return c
 

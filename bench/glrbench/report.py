@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
-ENGINE_ORDER = ["glrmask-static", "glrmask-static-warm", "glrmask-dynamic", "llguidance", "xgrammar", "outlines-core"]
+ENGINE_ORDER = ["glrmask-static", "glrmask-static-warm", "glrmask-dynamic", "glrmask-auto", "llguidance", "xgrammar", "outlines-core"]
 
 
 def pct(a: np.ndarray, q: float) -> float:
@@ -138,6 +138,11 @@ def engine_row(engine: str, recs: list[dict], with_compile: bool = True) -> list
     m0 = np.concatenate([masks_of(r, first=True) for r in ok]) if ok else np.zeros(0)
     c = np.concatenate([commits_of(r) for r in ok]) if ok else np.zeros(0)
     comp = np.array([r["compile_ns"] for r in ok], dtype=float)
+    # Time to first mask: compile + the first mask of the first instance (MaskBench's TTFM).
+    ttfm = np.array(
+        [r["compile_ns"] + r["instances"][0]["mask_ns"][0] for r in ok if r["instances"] and r["instances"][0]["mask_ns"][0] >= 0],
+        dtype=float,
+    )
     mem = np.array([r["peak_mem"] for r in ok], dtype=float)
     st = status_counts(recs)
     failed = ", ".join(f"{k} {v}" for k, v in sorted(st.items()) if k != "ok") or "0"
@@ -161,6 +166,8 @@ def engine_row(engine: str, recs: list[dict], with_compile: bool = True) -> list
         row += [
             ms(pct(comp, 50)),
             ms(pct(comp, 99)),
+            ms(pct(ttfm, 50)),
+            ms(pct(ttfm, 99)),
             mb(pct(mem, 50)),
             mb(float(mem.max()) if len(mem) else float("nan")),
         ]
@@ -168,7 +175,7 @@ def engine_row(engine: str, recs: list[dict], with_compile: bool = True) -> list
 
 
 HEADER = ["engine", "compiled", "not compiled", "violations", "mask steps", "mask p50", "p99", "p99.9", "max",
-          "max (CPU time)", "first mask p50", "commit p50", "compile p50", "compile p99", "peak mem p50",
+          "max (CPU time)", "first mask p50", "commit p50", "compile p50", "compile p99", "TTFM p50", "TTFM p99", "peak mem p50",
           "peak mem max"]  # fmt: skip
 
 
@@ -195,6 +202,7 @@ def cdf_plot(path: Path, panels: list[tuple[str, dict[str, np.ndarray]]]) -> Non
         "glrmask-static": "C3",
         "glrmask-static-warm": "C5",
         "glrmask-dynamic": "C1",
+        "glrmask-auto": "C6",
         "llguidance": "C0",
         "xgrammar": "C2",
         "outlines-core": "C4",
