@@ -34,6 +34,8 @@
 //! independent membership oracle in the tests checks them against plain
 //! enumeration.
 
+use std::hash::{Hash, Hasher};
+
 use rustc_hash::FxHashMap;
 
 use crate::error::{Error, Result};
@@ -390,6 +392,9 @@ struct TailReach<'a> {
     reach: &'a Reach,
     index: FxHashMap<Item, u32>,
     rows: Vec<LexSet>,
+    /// Per nonterminal, once asked: the union of [`TailReach::get`] over
+    /// its productions that start with a terminal or are empty.
+    firsts: FxHashMap<NonterminalId, Vec<LexSet>>,
 }
 
 impl<'a> TailReach<'a> {
@@ -397,7 +402,34 @@ impl<'a> TailReach<'a> {
     const MAX_ROWS: usize = 1 << 21;
 
     fn new(reach: &'a Reach) -> TailReach<'a> {
-        TailReach { reach, index: FxHashMap::default(), rows: Vec::new() }
+        TailReach { reach, index: FxHashMap::default(), rows: Vec::new(), firsts: FxHashMap::default() }
+    }
+
+    /// Row `b`: the lexical states after one production of `nt` read from
+    /// `b`, over its productions whose first symbol is not a nonterminal
+    /// (what predicted items `nt → •t…` and `nt → •` reach).
+    fn first(&mut self, g: &NormalGrammar, nt: NonterminalId) -> &[LexSet] {
+        if !self.firsts.contains_key(&nt) {
+            let n = self.reach.num_lex;
+            let mut rows = vec![LexSet::new(n); n];
+            for &production in &g.by_lhs[nt.index()] {
+                match g.production(production).rhs.first() {
+                    Some(Symbol::N(_)) => {}
+                    None => {
+                        for (b, row) in rows.iter_mut().enumerate() {
+                            row.insert(b);
+                        }
+                    }
+                    Some(Symbol::T(_)) => {
+                        for (row, tail) in rows.iter_mut().zip(self.get(g, Item { production, dot: 0 })) {
+                            row.union_with(tail);
+                        }
+                    }
+                }
+            }
+            self.firsts.insert(nt, rows);
+        }
+        &self.firsts[&nt]
     }
 
     /// Row `z`: the lexical states after `rhs[dot..]` read from `z`.
@@ -489,23 +521,31 @@ struct EnterLists {
 struct TableBuilder {
     exits: Vec<Exit>,
     max_exits: usize,
-    /// Entries with equal exit lists share one range of `exits`.
-    interned: FxHashMap<Vec<Exit>, u32>,
+    /// Entries with equal exit lists share one range of `exits`: the
+    /// ranges stored so far, by the hash of their list (no list copied).
+    interned: FxHashMap<u64, Vec<u32>>,
 }
 
 impl TableBuilder {
     /// The range of `exits` holding `list` (sorted, deduplicated), stored once.
     fn place(&mut self, list: &[Exit]) -> Result<(u32, u32)> {
         let len = list.len() as u32;
-        if let Some(&start) = self.interned.get(list) {
+        let hash = {
+            let mut h = rustc_hash::FxHasher::default();
+            list.hash(&mut h);
+            h.finish()
+        };
+        let exits = &self.exits;
+        let starts = self.interned.entry(hash).or_default();
+        if let Some(&start) = starts.iter().find(|&&s| exits.get(s as usize..(s + len) as usize) == Some(list)) {
             return Ok((start, len));
         }
         let start = self.exits.len() as u32;
+        starts.push(start);
         self.exits.extend_from_slice(list);
         if self.exits.len() > self.max_exits {
             return Err(Error::limit("max_liveness_exits", self.exits.len(), self.max_exits));
         }
-        self.interned.insert(list.to_vec(), start);
         Ok((start, len))
     }
 
@@ -626,7 +666,9 @@ impl TableBuilder {
     /// predicted item `C → •ε` would exit at distance 0, "push `C` on this
     /// node", which is exactly the enter entry `(C, z)` of this state: its
     /// interned list is taken instead, so boundary lists hold kernel exits
-    /// only and stay as small as the enter lists.
+    /// only and stay as small as the enter lists. The predicted items of
+    /// `p` are every production of every nonterminal in `gotos(p)`, so they
+    /// are read per nonterminal ([`TailReach::first`]), not per item.
     #[allow(clippy::too_many_arguments)]
     fn live_b_entries(
         &mut self,
@@ -641,17 +683,11 @@ impl TableBuilder {
         let mut own: Vec<Vec<Exit>> = vec![Vec::new(); num_lex];
         let mut parts: Vec<Vec<u32>> = vec![Vec::new(); num_lex];
         let mut accept = vec![false; num_lex];
-        for item in lr.closure(g, p) {
+        for &item in &lr.state(p).kernel {
             let prod = g.production(item.production);
-            let predicted = item.dot == 0 && prod.lhs != g.start;
-            let c_local = if predicted { lr.goto_index(p, prod.lhs) } else { None };
             let mut reach = |b: usize, z: usize| {
                 if prod.lhs == g.start {
                     accept[b] = true;
-                } else if let Some(c) = c_local {
-                    let node = c * num_lex + z;
-                    accept[b] |= enter.accept[node];
-                    parts[b].push(enter.list[node]);
                 } else {
                     own[b].push(Exit { nt: prod.lhs, dist: item.dot, lex: z as u32 });
                 }
@@ -664,6 +700,19 @@ impl TableBuilder {
                     }
                 }
                 Some(Symbol::N(_)) => {}
+            }
+        }
+        for (c_local, &(c, _)) in lr.state(p).gotos.iter().enumerate() {
+            for (b, zs) in tails.first(g, c).iter().enumerate() {
+                for z in zs.iter() {
+                    if c == g.start {
+                        accept[b] = true;
+                    } else {
+                        let node = c_local * num_lex + z;
+                        accept[b] |= enter.accept[node];
+                        parts[b].push(enter.list[node]);
+                    }
+                }
             }
         }
         for b in 0..num_lex {
