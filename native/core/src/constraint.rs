@@ -225,7 +225,8 @@ impl Constraint {
         constraint.static_pending.store(true, std::sync::atomic::Ordering::Release);
         constraint.static_building.store(true, std::sync::atomic::Ordering::Release);
         let weak = Arc::downgrade(&constraint);
-        let static_limits = limits.static_engine.clone();
+        let mut static_limits = limits.static_engine.clone();
+        static_limits.threads = crate::mask::compiled::background_threads();
         background::submit(move || {
             // Dropped before its turn: nothing to build for.
             let Some(c) = weak.upgrade() else { return };

@@ -42,11 +42,20 @@ pub struct StaticLimits {
 
 /// `GLRMASK_NUM_THREADS` when set to a positive number, else the available cores.
 fn default_threads() -> usize {
-    std::env::var("GLRMASK_NUM_THREADS")
-        .ok()
-        .and_then(|v| v.trim().parse::<usize>().ok())
-        .filter(|&n| n > 0)
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+    threads_from_env().unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+}
+
+/// Threads of a Static build in the background, while the same constraint
+/// already serves masks: `GLRMASK_NUM_THREADS` when set, else one core
+/// fewer than the process may use (at least one), so the build does not
+/// slow the masks it is meant to speed up.
+pub fn background_threads() -> usize {
+    threads_from_env()
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()).saturating_sub(1).max(1))
+}
+
+fn threads_from_env() -> Option<usize> {
+    std::env::var("GLRMASK_NUM_THREADS").ok().and_then(|v| v.trim().parse::<usize>().ok()).filter(|&n| n > 0)
 }
 
 /// The Static compile's work budget (`static_compile_fuel`), spent by its
