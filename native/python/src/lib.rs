@@ -654,8 +654,9 @@ fn default_limits(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
 
 /// `background=None` means: in the background for `AUTO` (it serves masks at
 /// once and upgrades to Static when built), eagerly for the explicit levels.
+/// `FAST_BUILD` has no Static build to put in the background.
 fn in_background(optimization: core::Optimization, background: Option<bool>) -> bool {
-    background.unwrap_or(optimization == core::Optimization::Auto)
+    background.unwrap_or(optimization == core::Optimization::Auto) && optimization != core::Optimization::FastBuild
 }
 
 fn parse_optimization(obj: Option<&Bound<'_, PyAny>>) -> PyResult<core::Optimization> {

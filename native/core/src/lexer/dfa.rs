@@ -204,6 +204,9 @@ impl TermDfa {
     /// The product automaton of `dfas`, accepting where all (`all`) or any
     /// of them accept.
     fn pair_product(dfas: &[TermDfa], max_states: usize, all: bool) -> Result<TermDfa> {
+        if let [a, b] = dfas {
+            return Self::product_of_two(a, b, max_states, all);
+        }
         let (classes, num_classes, reps) = merge_classes(dfas.iter().map(|d| &d.classes));
         let mut ids: FxHashMap<Vec<u32>, u32> = FxHashMap::default();
         let mut states: Vec<Vec<u32>> = Vec::new();
@@ -222,6 +225,38 @@ impl TermDfa {
                 let next: Vec<u32> = tuple.iter().zip(dfas).map(|(&s, d)| d.next(s, rep)).collect();
                 let len = states.len() as u32;
                 let id = *ids.entry(next.clone()).or_insert_with(|| {
+                    states.push(next);
+                    len
+                });
+                if states.len() > max_states {
+                    return Err(Error::limit("max_terminal_dfa_states", states.len(), max_states));
+                }
+                trans.push(id);
+            }
+        }
+        Ok(TermDfa::from_raw(classes, num_classes, trans, accept, 0))
+    }
+
+    /// [`TermDfa::pair_product`] of exactly two automata, the case every
+    /// fold takes: pairs of states as one `u64` key, no allocation per
+    /// transition.
+    fn product_of_two(a: &TermDfa, b: &TermDfa, max_states: usize, all: bool) -> Result<TermDfa> {
+        let (classes, num_classes, reps) = merge_classes([&a.classes, &b.classes].into_iter());
+        let key = |x: u32, y: u32| (x as u64) << 32 | y as u64;
+        let mut ids: FxHashMap<u64, u32> = FxHashMap::default();
+        let mut states: Vec<(u32, u32)> = vec![(a.start, b.start)];
+        ids.insert(key(a.start, b.start), 0);
+        let (mut trans, mut accept) = (Vec::new(), Vec::new());
+        let mut i = 0;
+        while i < states.len() {
+            let (x, y) = states[i];
+            i += 1;
+            let (ax, by) = (a.accept[x as usize], b.accept[y as usize]);
+            accept.push(if all { ax && by } else { ax || by });
+            for &rep in &reps {
+                let next = (a.next(x, rep), b.next(y, rep));
+                let len = states.len() as u32;
+                let id = *ids.entry(key(next.0, next.1)).or_insert_with(|| {
                     states.push(next);
                     len
                 });
