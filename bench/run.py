@@ -304,6 +304,12 @@ def main() -> int:
     ap.add_argument("--run-budget", type=float, default=30.0, help="seconds of measuring per engine and grammar")
     ap.add_argument("--run-timeout", type=float, default=90.0, help="seconds, per engine and grammar (hard kill)")
     ap.add_argument("--mem-limit-gb", type=float, default=4.0, help="address space a job may add")
+    ap.add_argument(
+        "--cold-cache-mb",
+        type=int,
+        default=0,
+        help="sweep this many MB (one write per cache line, untimed) before every timed mask: cache-cold masks",
+    )
     ap.add_argument("--hyphen-vocabs", default="deepseek,o200k")
     ap.add_argument("--hyphen-repeats", type=int, default=5)
     ap.add_argument("--recheck-runs", type=int, default=3, help="reruns of each slowest Static mask (0: none)")

@@ -21,16 +21,20 @@ def measure_job(
     mask_steps: int | None = None,
     seed: int = 0,
     run_budget_s: float = 1e9,
+    sweep_mb: int = 0,
 ):
     """A job for ``run_isolated``. ``mask_steps``: time the mask at only this many (seeded, random) steps per
         sequence, commit-only elsewhere (used for slow engines; the other steps are still committed and checked by
         the commit). ``run_budget_s``: stop measuring after this much time in the run phase (outcome ``budget``
-    for the instance cut short, later instances skipped), so a slow engine still reports the steps it did."""
+    for the instance cut short, later instances skipped), so a slow engine still reports the steps it did.
+    ``sweep_mb``: before every timed mask, untimed, write one word per cache line of a buffer this large (a
+    server's forward pass and other rows between two masks of one sequence), so the mask runs cache-cold."""
 
     def job(send):
         perf = time.perf_counter_ns
         cpu = time.thread_time_ns
         engine.prepare()
+        sweep = np.zeros(sweep_mb << 18, dtype=np.int32) if sweep_mb else None  # 4-byte words
         mem = Memory()
         gc.collect()
         gc.disable()
@@ -68,6 +72,8 @@ def measure_job(
                         break
                     tok = seq[k] if k < len(seq) else EOS_ID
                     if timed[k]:
+                        if sweep is not None:
+                            sweep[::16] += 1  # one word per 64-byte line
                         c0 = cpu()
                         a = perf()
                         fill()
@@ -118,7 +124,14 @@ def measure_isolated(
     """``measure_job`` run in an isolated child under the run's limits (``args``: seed, run budget, timeouts,
     memory cap); ``run_isolated``'s outcome."""
     job = measure_job(
-        engine, workload, sequences, complete, mask_steps=mask_steps, seed=args.seed, run_budget_s=args.run_budget
+        engine,
+        workload,
+        sequences,
+        complete,
+        mask_steps=mask_steps,
+        seed=args.seed,
+        run_budget_s=args.run_budget,
+        sweep_mb=getattr(args, "cold_cache_mb", 0),
     )
     return run_isolated(
         job,

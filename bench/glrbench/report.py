@@ -8,7 +8,15 @@ from pathlib import Path
 
 import numpy as np
 
-ENGINE_ORDER = ["glrmask-static", "glrmask-static-warm", "glrmask-dynamic", "glrmask-auto", "llguidance", "xgrammar", "outlines-core"]
+ENGINE_ORDER = [
+    "glrmask-static",
+    "glrmask-static-warm",
+    "glrmask-dynamic",
+    "glrmask-auto",
+    "llguidance",
+    "xgrammar",
+    "outlines-core",
+]
 
 
 def pct(a: np.ndarray, q: float) -> float:
@@ -139,10 +147,8 @@ def engine_row(engine: str, recs: list[dict], with_compile: bool = True) -> list
     c = np.concatenate([commits_of(r) for r in ok]) if ok else np.zeros(0)
     comp = np.array([r["compile_ns"] for r in ok], dtype=float)
     # Time to first mask: compile + the first mask of the first instance (MaskBench's TTFM).
-    ttfm = np.array(
-        [r["compile_ns"] + r["instances"][0]["mask_ns"][0] for r in ok if r["instances"] and r["instances"][0]["mask_ns"][0] >= 0],
-        dtype=float,
-    )
+    firsts = [(r["compile_ns"], r["instances"][0]["mask_ns"][0]) for r in ok if r["instances"]]
+    ttfm = np.array([c + m for c, m in firsts if m >= 0], dtype=float)
     mem = np.array([r["peak_mem"] for r in ok], dtype=float)
     st = status_counts(recs)
     failed = ", ".join(f"{k} {v}" for k, v in sorted(st.items()) if k != "ok") or "0"
@@ -175,8 +181,8 @@ def engine_row(engine: str, recs: list[dict], with_compile: bool = True) -> list
 
 
 HEADER = ["engine", "compiled", "not compiled", "violations", "mask steps", "mask p50", "p99", "p99.9", "max",
-          "max (CPU time)", "first mask p50", "commit p50", "compile p50", "compile p99", "TTFM p50", "TTFM p99", "peak mem p50",
-          "peak mem max"]  # fmt: skip
+          "max (CPU time)", "first mask p50", "commit p50", "compile p50", "compile p99", "TTFM p50", "TTFM p99",
+          "peak mem p50", "peak mem max"]  # fmt: skip
 
 
 def md_table(header: list[str], rows: list[list[str]]) -> str:

@@ -152,7 +152,14 @@ def jsb_md(meta, records, tokenizer, viol) -> str:
         f"≤ {a['mem_limit_gb']:.0f} GiB more address space. glrmask-dynamic masks are timed at "
         f"{a['dynamic_mask_steps']} random steps per instance (the others are committed and checked by the "
         "commit); every other engine is timed at every step. Mask columns exclude the first mask of each "
-        "instance, which is shown apart (`first mask`; MaskBench counts it in the time to first mask).",
+        "instance, which is shown apart (`first mask`; MaskBench counts it in the time to first mask)."
+        + (
+            f" **Cache-cold**: before every timed mask, untimed, one word of every 64-byte line of a "
+            f"{a['cold_cache_mb']} MB buffer is written (what a forward pass and other rows do between two masks of "
+            "one sequence)."
+            if a.get("cold_cache_mb")
+            else ""
+        ),
         "",
         "JSON options: glrmask `from_json_schema(whitespace='flexible', any_order=True)`; "
         "llguidance `whitespace_flexible`; "
