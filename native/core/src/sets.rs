@@ -49,17 +49,7 @@ impl BitSet {
         self.words.iter().map(|w| w.count_ones() as usize).sum()
     }
     pub fn iter(&self) -> impl Iterator<Item = usize> + '_ {
-        self.words.iter().enumerate().flat_map(|(i, &w)| {
-            let mut w = w;
-            std::iter::from_fn(move || {
-                if w == 0 {
-                    return None;
-                }
-                let b = w.trailing_zeros() as usize;
-                w &= w - 1;
-                Some(i * 32 + b)
-            })
-        })
+        ones(self.words.iter().map(|&w| u64::from(w)), 32)
     }
     pub fn words(&self) -> &[u32] {
         &self.words
@@ -104,16 +94,20 @@ impl SmallBitSet {
         self.words.iter().all(|&w| w == 0)
     }
     pub fn iter(&self) -> impl Iterator<Item = usize> + '_ {
-        self.words.iter().enumerate().flat_map(|(i, &w)| {
-            let mut w = w;
-            std::iter::from_fn(move || {
-                if w == 0 {
-                    return None;
-                }
-                let b = w.trailing_zeros() as usize;
-                w &= w - 1;
-                Some(i * 64 + b)
-            })
-        })
+        ones(self.words.iter().copied(), 64)
     }
+}
+
+/// The indices of the set bits of `words`, each holding `width` bits.
+fn ones(words: impl Iterator<Item = u64>, width: usize) -> impl Iterator<Item = usize> {
+    words.enumerate().flat_map(move |(i, mut w)| {
+        std::iter::from_fn(move || {
+            if w == 0 {
+                return None;
+            }
+            let b = w.trailing_zeros() as usize;
+            w &= w - 1;
+            Some(i * width + b)
+        })
+    })
 }

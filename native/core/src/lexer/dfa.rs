@@ -192,55 +192,20 @@ impl TermDfa {
 
     fn fold(dfas: &[TermDfa], max_states: usize, all: bool) -> Result<TermDfa> {
         let Some((first, rest)) = dfas.split_first() else {
-            return Self::pair_product(&[], max_states, all);
+            // The empty intersection is every string; the empty union, none.
+            return Ok(TermDfa::from_raw([0; 256], 1, vec![0], vec![all], 0));
         };
         let mut acc = first.clone();
         for d in rest {
-            acc = Self::pair_product(&[acc, d.clone()], max_states, all)?;
+            acc = Self::pair_product(&acc, d, max_states, all)?;
         }
         Ok(acc)
     }
 
-    /// The product automaton of `dfas`, accepting where all (`all`) or any
-    /// of them accept.
-    fn pair_product(dfas: &[TermDfa], max_states: usize, all: bool) -> Result<TermDfa> {
-        if let [a, b] = dfas {
-            return Self::product_of_two(a, b, max_states, all);
-        }
-        let (classes, num_classes, reps) = merge_classes(dfas.iter().map(|d| &d.classes));
-        let mut ids: FxHashMap<Vec<u32>, u32> = FxHashMap::default();
-        let mut states: Vec<Vec<u32>> = Vec::new();
-        let start: Vec<u32> = dfas.iter().map(|d| d.start).collect();
-        ids.insert(start.clone(), 0);
-        states.push(start);
-        let mut trans = Vec::new();
-        let mut accept = Vec::new();
-        let mut i = 0;
-        while i < states.len() {
-            let tuple = states[i].clone();
-            i += 1;
-            let mut accepting = tuple.iter().zip(dfas).map(|(&s, d)| d.accept[s as usize]);
-            accept.push(if all { accepting.all(|a| a) } else { accepting.any(|a| a) });
-            for &rep in &reps {
-                let next: Vec<u32> = tuple.iter().zip(dfas).map(|(&s, d)| d.next(s, rep)).collect();
-                let len = states.len() as u32;
-                let id = *ids.entry(next.clone()).or_insert_with(|| {
-                    states.push(next);
-                    len
-                });
-                if states.len() > max_states {
-                    return Err(Error::limit("max_terminal_dfa_states", states.len(), max_states));
-                }
-                trans.push(id);
-            }
-        }
-        Ok(TermDfa::from_raw(classes, num_classes, trans, accept, 0))
-    }
-
-    /// [`TermDfa::pair_product`] of exactly two automata, the case every
-    /// fold takes: pairs of states as one `u64` key, no allocation per
-    /// transition.
-    fn product_of_two(a: &TermDfa, b: &TermDfa, max_states: usize, all: bool) -> Result<TermDfa> {
+    /// The product automaton of `a` and `b`, accepting where both (`all`) or
+    /// either accept; pairs of states are one `u64` key, so no allocation
+    /// per transition.
+    fn pair_product(a: &TermDfa, b: &TermDfa, max_states: usize, all: bool) -> Result<TermDfa> {
         let (classes, num_classes, reps) = merge_classes([&a.classes, &b.classes].into_iter());
         let key = |x: u32, y: u32| (x as u64) << 32 | y as u64;
         let mut ids: FxHashMap<u64, u32> = FxHashMap::default();
