@@ -416,6 +416,33 @@ fn formats() {
     assert!(notes.iter().any(|n| n.contains("something-new")));
 }
 
+/// An exclusive `oneOf` over formats whose only approximation is a caveat
+/// whose slack no other alternative reaches: exact up to that caveat.
+#[test]
+fn one_of_with_caveated_formats() {
+    let host = json!({"type": "string", "oneOf": [{"format": "hostname"}, {"format": "ipv4"}, {"format": "ipv6"}]});
+    // An IPv4 address is a hostname too (labels may be digits): valid against two.
+    check(host.clone(), &[r#""example.com""#, r#""::1""#, r#""xn--bcher-kva.example""#], &[r#""1.2.3.4""#, r#""a:b""#]);
+    let (_, notes) = json_schema_grammar(&host, &JsonSchemaOptions::default()).unwrap();
+    assert!(notes.iter().any(|n| n.contains("hostname")), "the caveat stays noted: {notes:?}");
+    check(
+        json!({"oneOf": [{"type": "string", "format": "email"}, {"type": "string", "format": "hostname"}]}),
+        &[r#""a@b.c""#, r#""b.c""#],
+        &[r#""@b.c""#],
+    );
+    // The caveat's slack meets the other alternative: a long label-valid
+    // string, or an `xn--` label, may be valid against both or one only.
+    for other in [json!({"type": "string", "maxLength": 300}), json!({"type": "string", "pattern": "^xn--"})] {
+        let schema = json!({"oneOf": [{"type": "string", "format": "hostname"}, other]});
+        assert_eq!(error_code(schema, &JsonSchemaOptions::default()), ("unsupported_keyword", Some("/oneOf".into())));
+    }
+    check(
+        json!({"oneOf": [{"type": "string", "format": "hostname"}, {"type": "string", "maxLength": 200, "pattern": "^[0-9.]+$"}]}),
+        &[r#""a.b""#],
+        &[r#""1.2""#],
+    );
+}
+
 #[test]
 fn unsupported_keywords() {
     for (schema, keyword) in [

@@ -16,16 +16,23 @@
 use serde_json::{Map, Value};
 
 use super::error::{child_path, invalid};
+use super::lower::{pattern_language, string_content};
 use super::numbers::{Decimal, NumberSchema};
 use super::schema::{
-    any_of, simplify_array, simplify_object, ArraySchema, CountedContains, Ctx, ObjectSchema, Schema, SourceRegex,
-    StringSchema, MAX_CONTAINS_COUNT,
+    any_of, simplify_array, simplify_object, Approximated, ArraySchema, CountedContains, Ctx, DefState, ObjectSchema,
+    Schema, SourceRegex, StringSchema, MAX_CONTAINS_COUNT,
 };
 use crate::error::Result;
+use crate::grammar::Pattern;
+use crate::lexer::dfa::TermDfa;
 
 /// Budget (in DFA states, roughly) for a length bound times the size of
 /// the pattern/format DFA it runs in.
 const MAX_LENGTH_PRODUCT: usize = 40_000;
+
+/// States of the product a `oneOf` builds to show that a format caveat's
+/// slack meets no other alternative (past it: unsure, so refused).
+const SLACK_CHECK_STATES: usize = 100_000;
 
 /// `Y` when `not` is `{"not": Y}` with nothing beside it but annotations.
 fn double_negation(not: &Value) -> Option<&Value> {
@@ -188,9 +195,9 @@ impl Ctx<'_> {
     /// overlap (exactly one holds).
     fn one_of(&mut self, schema: Schema, map: &Map<String, Value>, path: &str, depth: usize) -> Result<Schema> {
         let one_of_path = child_path(path, "oneOf");
-        let before = self.approximations;
+        let before = self.approximation_mark();
         let Some(subs) = self.schema_list(map, "oneOf", path, depth)? else { return Ok(schema) };
-        let exact = self.approximations == before;
+        let approximated = self.approximated_since(before);
         // Alternatives that can hold beside the rest of the schema, with their subschema.
         let mut alts = Vec::new();
         for s in subs {
@@ -213,6 +220,11 @@ impl Ctx<'_> {
             return Ok(any_of(alts.into_iter().map(|(a, _)| a).collect()));
         }
         let anyof = |alts: Vec<(Schema, Schema)>| any_of(alts.into_iter().map(|(a, _)| a).collect());
+        let exact = match approximated {
+            Approximated::No => true,
+            Approximated::FormatCaveats => self.caveat_slack_is_harmless(&alts, &overlaps, &one_of_path)?,
+            Approximated::Yes => false,
+        };
         if !exact {
             self.unsupported(
                 "oneOf",
@@ -282,6 +294,131 @@ impl Ctx<'_> {
             return Ok(plain);
         }
         Ok(exclusive)
+    }
+
+    /// Whether the exclusive form of a `oneOf` whose only approximations are
+    /// format caveats is exact up to those caveats. Alternative `j` is built
+    /// as `A'_j ⊇ A_j`, the difference inside its formats' slack `S_j`
+    /// ([`super::formats::caveat_slack`]). The exclusive form intersects
+    /// `A'_i` with `¬A'_j` where `A_i` and `A_j` may overlap, and
+    /// `A'_i ∩ ¬A'_j = A'_i ∩ ¬A_j` when `A'_i ∩ S_j = ∅`. So if that holds
+    /// for every overlapping pair, the result differs from the exact one only
+    /// in values inside some `A'_i ∖ A_i`: the caveats already noted. (A host
+    /// that is a `hostname`, an `ipv4` or an `ipv6`: no address is 254
+    /// characters long or has an `xn--` label.)
+    fn caveat_slack_is_harmless(&mut self, alts: &[(Schema, Schema)], overlaps: &[bool], path: &str) -> Result<bool> {
+        let n = alts.len();
+        for j in 0..n {
+            let mut formats = Vec::new();
+            if !self.caveated_formats(&alts[j].1, true, &mut formats, 0) {
+                return Ok(false);
+            }
+            let mut slack = Vec::new();
+            for p in formats.iter().flat_map(|f| super::formats::caveat_slack(f).unwrap_or_default()) {
+                slack.push(pattern_language(&SourceRegex { source: (*p).to_string(), path: path.to_string() })?);
+            }
+            if slack.is_empty() {
+                continue;
+            }
+            // Only strings of `A'_j` itself can be in its slack.
+            let Some(own) = self.string_language(&alts[j].0, 0) else { return Ok(false) };
+            for i in (0..n).filter(|&i| overlaps[i * n + j]) {
+                let Some(other) = self.string_language(&alts[i].0, 0) else { return Ok(false) };
+                let meet = Pattern::And(vec![other, own.clone(), Pattern::Alt(slack.clone())]);
+                match TermDfa::from_pattern(&meet, SLACK_CHECK_STATES) {
+                    Ok(dfa) if !dfa.live[dfa.start as usize] => {}
+                    _ => return Ok(false),
+                }
+            }
+        }
+        Ok(true)
+    }
+
+    /// The content language of the strings `s` admits; `None` when unsure
+    /// (a definition not built yet, a language too large to write).
+    fn string_language(&self, s: &Schema, depth: usize) -> Option<Pattern> {
+        if depth > 32 {
+            return None;
+        }
+        match s {
+            Schema::Any => None,
+            Schema::String(st) => string_content(st).ok(),
+            Schema::Const(vs) => Some(Pattern::Alt(
+                vs.iter()
+                    .filter_map(|v| v.as_str())
+                    .map(|k| Pattern::Hir(super::strings::encoded_literal(k)))
+                    .collect(),
+            )),
+            Schema::AnyOf(xs) => {
+                xs.iter().map(|x| self.string_language(x, depth + 1)).collect::<Option<_>>().map(Pattern::Alt)
+            }
+            Schema::Ref(id) => match &self.defs[*id].state {
+                DefState::Done(body) => self.string_language(body, depth + 1),
+                _ => None,
+            },
+            _ => Some(Pattern::Alt(vec![])),
+        }
+    }
+
+    /// Collect the caveated formats of `s` into `out`; false when one is
+    /// anywhere but in a string at the top (`top`: through `anyOf` and
+    /// `$ref`), where a slack of strings would not describe it, or when a
+    /// definition approximated more than format caveats.
+    fn caveated_formats(&self, s: &Schema, top: bool, out: &mut Vec<String>, depth: usize) -> bool {
+        if depth > 32 {
+            return false;
+        }
+        let caveated = |f: &(String, String)| super::formats::format_caveat(&f.0).is_some();
+        match s {
+            Schema::String(st) => {
+                if st.not_formats.iter().any(caveated)
+                    || st
+                        .none_of
+                        .iter()
+                        .any(|x| !self.caveated_formats(&Schema::String(x.clone()), false, out, depth + 1))
+                {
+                    return false;
+                }
+                let found: Vec<String> = st.formats.iter().filter(|f| caveated(f)).map(|f| f.0.clone()).collect();
+                if !found.is_empty() && !top {
+                    return false;
+                }
+                out.extend(found);
+                st.any_of
+                    .iter()
+                    .flatten()
+                    .all(|x| self.caveated_formats(&Schema::String(x.clone()), top, out, depth + 1))
+            }
+            Schema::AnyOf(xs) => xs.iter().all(|x| self.caveated_formats(x, top, out, depth + 1)),
+            Schema::Ref(id) => match (&self.defs[*id].state, self.defs[*id].approximate) {
+                (_, Approximated::No) => true,
+                (DefState::Done(body), Approximated::FormatCaveats) => {
+                    let body = body.clone();
+                    self.caveated_formats(&body, top, out, depth + 1)
+                }
+                _ => false,
+            },
+            Schema::Array(a) => {
+                let counted = a.counted.iter().flat_map(|c| [&c.schema].into_iter().chain(c.outside.as_ref()));
+                a.prefix
+                    .iter()
+                    .chain([&a.items])
+                    .chain(a.witnesses.iter().map(|(_, w)| w))
+                    .chain(counted)
+                    .all(|x| self.caveated_formats(x, false, out, depth + 1))
+            }
+            Schema::Object(o) => o
+                .properties
+                .iter()
+                .map(|(_, x)| x)
+                .chain(o.pattern_properties.iter().map(|(_, x)| x))
+                .chain([&o.additional, &o.property_names])
+                .chain(o.witnesses.iter().flat_map(|w| [&w.key, &w.value]))
+                .all(|x| self.caveated_formats(x, false, out, depth + 1)),
+            Schema::Any | Schema::Never | Schema::Null | Schema::Boolean(_) | Schema::Number(_) | Schema::Const(_) => {
+                true
+            }
+        }
     }
 
     /// `if`/`then`/`else`: `(if ∧ then) ∨ (¬if ∧ else)`.
@@ -591,7 +728,10 @@ impl Ctx<'_> {
                 // Annotation only (the 2019-09/2020-12 default vocabulary).
             } else if super::formats::format_language(f, &fpath)?.is_some() {
                 if let Some(caveat) = super::formats::format_caveat(f) {
-                    self.approximate(format!("format at {}: {f:?} {caveat}", super::schema::display_path(&fpath)));
+                    self.approximate_format_caveat(format!(
+                        "format at {}: {f:?} {caveat}",
+                        super::schema::display_path(&fpath)
+                    ));
                 }
                 s.formats.push((f.clone(), fpath));
             } else {

@@ -494,7 +494,12 @@ impl Ctx<'_> {
         let body = self.def_body(id, depth)?;
         let c = self.defs.len();
         let pointer = format!("{} (complement)", self.defs[id].pointer);
-        self.defs.push(Def { pointer, state: DefState::Building, members: vec![c], approximate: false });
+        self.defs.push(Def {
+            pointer,
+            state: DefState::Building,
+            members: vec![c],
+            approximate: super::schema::Approximated::No,
+        });
         self.complement_ids.insert(id, c);
         let s = self.complement(&body, path, depth + 1)?;
         self.defs[c].state = DefState::Done(s);

@@ -182,6 +182,25 @@ pub(crate) fn format_caveat(name: &str) -> Option<&'static str> {
     }
 }
 
+/// Patterns (ECMA search) of which every string that the enforced language
+/// of a caveated format accepts but the format rejects matches one: the
+/// slack of [`format_caveat`], which an exclusive `oneOf` checks against the
+/// other alternatives (see `Ctx::caveat_slack`). Each is a superset, argued here:
+/// - `hostname`: the enforced language admits only `[A-Za-z0-9.-]`, and what it
+///   wrongly admits is longer than 253 characters or has an `xn--` label;
+/// - `email`: the same of its hostname domain, so a wrong one has an
+///   `xn--` label or at least `1 + 1 + 254` printable ASCII characters (the
+///   whole language is printable ASCII);
+/// - `time`, `date-time`: a wrong one has a leap second, `:60`.
+pub(crate) fn caveat_slack(name: &str) -> Option<&'static [&'static str]> {
+    match name {
+        "hostname" => Some(&["^[A-Za-z0-9.-]{254}", "[Xx][Nn]--"]),
+        "email" => Some(&["^[\\x20-\\x7E]{256}", "[Xx][Nn]--"]),
+        "time" | "date-time" => Some(&[":60"]),
+        _ => None,
+    }
+}
+
 /// The content language of a known format, or `None` for an annotation-only one.
 pub(crate) fn format_language(name: &str, path: &str) -> Result<Option<Pattern>> {
     let full = |re: &str| -> Result<Option<Pattern>> {
@@ -248,6 +267,18 @@ mod tests {
             // Every format is a terminal of every grammar that uses it: keep them small.
             let d = TermDfa::from_pattern(&p, 1_000_000).unwrap();
             assert!(d.num_states() < 3_000, "{name}: {} states", d.num_states());
+        }
+    }
+
+    /// Every caveat has a slack, and every slack pattern is one we compile.
+    #[test]
+    fn caveats_have_a_slack() {
+        for name in ["date", "time", "date-time", "duration", "ipv4", "ipv6", "uuid", "uri", "hostname", "email"] {
+            assert_eq!(format_caveat(name).is_some(), caveat_slack(name).is_some(), "{name}");
+            for p in caveat_slack(name).unwrap_or_default() {
+                let re = parse_ecma(p, "").unwrap();
+                super::super::strings::search_language(&re, "").unwrap();
+            }
         }
     }
 }

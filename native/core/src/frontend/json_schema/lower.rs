@@ -804,7 +804,7 @@ pub(crate) fn limit_error(limit: &'static str, reached: usize, max: usize, path:
 }
 
 /// The content strings in which `pattern` finds a match.
-fn pattern_language(pattern: &SourceRegex) -> Result<Pattern> {
+pub(crate) fn pattern_language(pattern: &SourceRegex) -> Result<Pattern> {
     search_language(&super::regex::parse_ecma(&pattern.source, &pattern.path)?, &pattern.path)
 }
 

@@ -215,8 +215,28 @@ pub(crate) struct Def {
     /// `$ref` target); intersections are keyed by this set, so `A∩B∩A` is
     /// `A∩B` and recursive intersections close.
     pub members: Vec<RefId>,
-    /// Its build over-approximated something (so it has no exact complement).
-    pub approximate: bool,
+    /// What its build over-approximated (so whether it has an exact complement).
+    pub approximate: Approximated,
+}
+
+/// How far a build over-approximated, from nothing to anything. A format
+/// whose caveat is the only approximation ([`super::formats::format_caveat`])
+/// admits a known, small slack ([`super::formats::caveat_slack`]) that an
+/// exclusive `oneOf` can prove harmless; anything else cannot be reasoned about.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) enum Approximated {
+    #[default]
+    No,
+    /// Only format caveats.
+    FormatCaveats,
+    Yes,
+}
+
+/// The approximation counts at one moment (see [`Ctx::approximated_since`]).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct ApproximationMark {
+    all: usize,
+    beyond_caveats: usize,
 }
 
 #[derive(Clone, Debug)]
@@ -239,6 +259,8 @@ pub(crate) struct Ctx<'a> {
     pub notes: Vec<String>,
     /// Over-approximations made so far (see [`Ctx::approximate`]).
     pub approximations: usize,
+    /// Those of them that are not format caveats ([`Ctx::approximate_format_caveat`]).
+    approximations_beyond_caveats: usize,
     /// Complements of definitions, by definition (see [`super::complement`]).
     pub complement_ids: FxHashMap<RefId, RefId>,
     pub work: usize,
@@ -269,6 +291,7 @@ impl<'a> Ctx<'a> {
             pair_ids: FxHashMap::default(),
             notes: Vec::new(),
             approximations: 0,
+            approximations_beyond_caveats: 0,
             complement_ids: FxHashMap::default(),
             work: 0,
             matchers: FxHashMap::default(),
@@ -291,9 +314,41 @@ impl<'a> Ctx<'a> {
     /// a complement checks (the complement of an over-approximation would
     /// under-approximate, rejecting valid values).
     pub fn approximate(&mut self, note: String) {
+        self.approximations_beyond_caveats += 1;
+        self.approximate_format_caveat(note);
+    }
+
+    /// Record an enforced format's caveat: an over-approximation whose slack
+    /// is known ([`super::formats::caveat_slack`]).
+    pub fn approximate_format_caveat(&mut self, note: String) {
         self.approximations += 1;
         if !self.notes.contains(&note) {
             self.notes.push(note);
+        }
+    }
+
+    pub fn approximation_mark(&self) -> ApproximationMark {
+        ApproximationMark { all: self.approximations, beyond_caveats: self.approximations_beyond_caveats }
+    }
+
+    /// What was over-approximated since `mark`.
+    pub fn approximated_since(&self, mark: ApproximationMark) -> Approximated {
+        if self.approximations_beyond_caveats > mark.beyond_caveats {
+            Approximated::Yes
+        } else if self.approximations > mark.all {
+            Approximated::FormatCaveats
+        } else {
+            Approximated::No
+        }
+    }
+
+    /// Count a definition's approximations again where its body is taken.
+    fn take_approximations(&mut self, approximated: Approximated) {
+        if approximated >= Approximated::FormatCaveats {
+            self.approximations += 1;
+        }
+        if approximated == Approximated::Yes {
+            self.approximations_beyond_caveats += 1;
         }
     }
 
@@ -320,7 +375,7 @@ impl<'a> Ctx<'a> {
             pointer: pointer.to_string(),
             state: DefState::Pending,
             members: vec![id],
-            approximate: false,
+            approximate: Approximated::No,
         });
         self.def_ids.insert(pointer.to_string(), id);
         id
@@ -357,9 +412,7 @@ impl<'a> Ctx<'a> {
             DefState::Done(s) => {
                 // Whoever takes this body takes its approximations too.
                 let s = s.clone();
-                if self.defs[id].approximate {
-                    self.approximations += 1;
-                }
+                self.take_approximations(self.defs[id].approximate);
                 Ok(s)
             }
             DefState::Building => Err(schema_error(
@@ -371,11 +424,11 @@ impl<'a> Ctx<'a> {
                 let (x, other) = (*x, other.clone());
                 let pointer = self.defs[id].pointer.clone();
                 self.defs[id].state = DefState::Building;
-                let before = self.approximations;
+                let before = self.approximation_mark();
                 let body = self.def_body(x, depth + 1)?;
                 let schema = self.intersect(&body, &other, &pointer, depth + 1)?;
                 self.defs[id].state = DefState::Done(schema.clone());
-                self.defs[id].approximate = self.approximations > before;
+                self.defs[id].approximate = self.approximated_since(before);
                 Ok(schema)
             }
             DefState::Pending => {
@@ -384,10 +437,10 @@ impl<'a> Ctx<'a> {
                 let value = self.doc.at(&pointer).ok_or_else(|| {
                     schema_error("unknown_ref", format!("no schema at {pointer:?}"), &pointer)
                 })?;
-                let before = self.approximations;
+                let before = self.approximation_mark();
                 let schema = self.build(value, &pointer, depth + 1)?;
                 self.defs[id].state = DefState::Done(schema.clone());
-                self.defs[id].approximate = self.approximations > before;
+                self.defs[id].approximate = self.approximated_since(before);
                 Ok(schema)
             }
         }
@@ -467,7 +520,7 @@ impl<'a> Ctx<'a> {
                 ));
             }
             let body = any_of(alts);
-            let approximate = group.iter().any(|&m| self.defs[m].approximate);
+            let approximate = group.iter().map(|&m| self.defs[m].approximate).max().unwrap_or_default();
             for &m in group {
                 self.defs[m].state = DefState::Done(body.clone());
                 self.defs[m].approximate = approximate;
@@ -518,20 +571,25 @@ impl<'a> Ctx<'a> {
                         pointer,
                         state: DefState::PendingIntersection(first, Ref(other)),
                         members: key.clone(),
-                        approximate: false,
+                        approximate: Approximated::No,
                     });
                     self.pair_ids.insert(key, id);
                     return Ok(Ref(id));
                 }
-                self.defs.push(Def { pointer, state: DefState::Building, members: key.clone(), approximate: false });
+                self.defs.push(Def {
+                    pointer,
+                    state: DefState::Building,
+                    members: key.clone(),
+                    approximate: Approximated::No,
+                });
                 self.pair_ids.insert(key, id);
-                let before = self.approximations;
+                let before = self.approximation_mark();
                 let bx = self.def_body(*x, depth)?;
                 let by = self.def_body(*y, depth)?;
                 let s = self.intersect(&bx, &by, path, depth + 1)?;
                 self.defs[id].state = DefState::Done(s);
                 self.defs[id].approximate =
-                    self.approximations > before || self.defs[*x].approximate || self.defs[*y].approximate;
+                    self.approximated_since(before).max(self.defs[*x].approximate).max(self.defs[*y].approximate);
                 Ref(id)
             }
             // Operands keep their sides: the left one's properties come first.
@@ -586,7 +644,7 @@ impl<'a> Ctx<'a> {
                         pointer,
                         state: DefState::PendingIntersection(*x, other.clone()),
                         members: vec![id],
-                        approximate: false,
+                        approximate: Approximated::No,
                     });
                     return Ok(Ref(id));
                 }
