@@ -1019,3 +1019,54 @@ def test_a_counted_contains_beside_a_complemented_item_is_refused_then_approxima
         glrmask.Grammar.from_json_schema(schema)
     grammar = glrmask.Grammar.from_json_schema(schema, lenient=True)
     assert any("oneOf" in note for note in grammar.ignored_keywords)
+
+
+_EXTRACTED = {
+    "required": ["u", "g"],
+    "properties": {"u": {"type": "string", "minLength": 1}, "g": {"type": "string", "minLength": 1}},
+    "oneOf": [
+        {"required": ["t"], "properties": {"t": {"enum": ["f"]}, "u": {"const": "f"}}},
+        {"required": ["t"], "properties": {"t": {"enum": ["d"]}}},
+        {"properties": {"t": {"const": "f"}}},
+    ],
+}
+_NOT_EXTRACTED = {"required": ["t"], "properties": {"t": {"enum": ["f", "d", "l"]}}, "not": {"$ref": "#/$defs/ext"}}
+
+
+@pytest.mark.parametrize(
+    "schema",
+    [
+        # Github_medium---o65942's shape: `not` around an exclusive `oneOf` of objects, inside the
+        # items of another `oneOf` (whose exclusivity complements that `not` again).
+        {
+            "$defs": {"ext": _EXTRACTED, "notext": _NOT_EXTRACTED},
+            "type": "array",
+            "oneOf": [{"items": {"$ref": "#/$defs/notext"}}, {"items": {"allOf": [{"$ref": "#/$defs/ext"}]}}],
+        },
+        {"$defs": {"ext": _EXTRACTED}, "not": {"$ref": "#/$defs/ext"}},
+        {"$defs": {"ext": _EXTRACTED}, "not": {"not": {"$ref": "#/$defs/ext"}}},
+        {"$defs": {"ext": _EXTRACTED}, "not": {"allOf": [{"maxProperties": 2}, {"not": {"$ref": "#/$defs/ext"}}]}},
+        {"$defs": {"ext": _EXTRACTED, "notext": _NOT_EXTRACTED}, "not": {"$ref": "#/$defs/notext"}},
+        {
+            "$defs": {"ext": _EXTRACTED, "notext": _NOT_EXTRACTED},
+            "items": {"oneOf": [{"$ref": "#/$defs/notext"}, {"required": ["g"]}]},
+            "not": {"items": {"$ref": "#/$defs/notext"}},
+        },
+    ],
+)
+def test_complements_of_not_and_exclusive_one_of_match_the_reference(schema):
+    """A complement read off how a union was built (`not`, exclusive `oneOf`, their intersections)
+    rather than distributed over it: every small object and pair of objects, against jsonschema."""
+    import itertools
+
+    constraint = glrmask.Grammar.from_json_schema(schema, any_order=True).compile(BYTES)
+    objects: list = []
+    for n in range(4):
+        for keys in itertools.combinations(["t", "u", "g"], n):
+            for vals in itertools.product(["f", "d", "", 0], repeat=n):
+                objects.append(dict(zip(keys, vals)))
+    values: list = [None, "f", *objects, []]
+    values.extend([o] for o in objects)
+    values.extend([a, b] for a, b in itertools.product(objects[::5], repeat=2))
+    for value in values:
+        assert accepts(constraint, dumps_plain(value)) == is_valid(schema, value), (schema, value)

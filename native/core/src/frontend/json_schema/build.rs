@@ -19,8 +19,8 @@ use super::error::{child_path, invalid};
 use super::lower::{pattern_language, string_content};
 use super::numbers::{Decimal, NumberSchema};
 use super::schema::{
-    any_of, simplify_array, simplify_object, Approximated, ArraySchema, CountedContains, Ctx, DefState, ObjectSchema,
-    Schema, SourceRegex, StringSchema, MAX_CONTAINS_COUNT,
+    any_of, simplify_array, simplify_object, Approximated, ArraySchema, CountedContains, Ctx, DefState, Form,
+    ObjectSchema, OneOfParts, Schema, SourceRegex, StringSchema, MAX_CONTAINS_COUNT,
 };
 use crate::error::Result;
 use crate::grammar::Pattern;
@@ -163,7 +163,12 @@ impl Ctx<'_> {
                 Err(why) => Err(why),
             };
             match negated {
-                Ok(s) => schema = s,
+                Ok(s) => {
+                    if matches!(s, Schema::AnyOf(_)) {
+                        self.forms.push((s.clone(), Form::AndNot { rest: schema, negated: sub }));
+                    }
+                    schema = s
+                }
                 Err(why) => self.unsupported("not", &npath, &why)?,
             }
         }
@@ -275,6 +280,14 @@ impl Ctx<'_> {
                 return Ok(anyof(alts));
             }
         };
+        let parts = OneOfParts {
+            rest: schema,
+            alternatives: alts.iter().map(|(with_rest, sub)| (sub.clone(), with_rest.clone())).collect(),
+            overlapping: (0..n)
+                .flat_map(|i| (i + 1..n).map(move |j| (i, j)))
+                .filter(|&(i, j)| overlaps[i * n + j])
+                .collect(),
+        };
         let plain = anyof(alts);
         if exclusive == Schema::Never && plain != Schema::Never && self.opts.lenient {
             // Every value valid against one alternative is valid against two
@@ -292,6 +305,9 @@ impl Ctx<'_> {
             );
             self.unsupported("oneOf", &one_of_path, &why)?;
             return Ok(plain);
+        }
+        if approximated == Approximated::No && matches!(exclusive, Schema::AnyOf(_)) {
+            self.forms.push((exclusive.clone(), Form::OneOf(parts)));
         }
         Ok(exclusive)
     }

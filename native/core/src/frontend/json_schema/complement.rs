@@ -48,8 +48,8 @@ use serde_json::Value;
 use super::error::schema_error;
 use super::numbers::{Decimal, NumberSchema};
 use super::schema::{
-    any_of, simplify_array, simplify_object, ArraySchema, CountedContains, Ctx, Def, DefState, ObjectSchema, Schema,
-    SourceRegex, StringSchema, Witness, MAX_CONTAINS_COUNT,
+    any_of, simplify_array, simplify_object, ArraySchema, CountedContains, Ctx, Def, DefState, Form, ObjectSchema,
+    Schema, SourceRegex, StringSchema, Witness, MAX_CONTAINS_COUNT,
 };
 use crate::error::{Error, Result};
 
@@ -174,7 +174,17 @@ impl Ctx<'_> {
         let mut out = match s {
             Schema::Any => return Ok(Schema::Never),
             Schema::Never => return Ok(Schema::Any),
-            Schema::AnyOf(xs) => {
+            Schema::AnyOf(_) => {
+                // A form equal in value to one of its own parts would lead
+                // back here: those complement by distribution.
+                let found = self.forms.iter().position(|(f, _)| f == s);
+                if let Some(k) = found.filter(|k| !self.forms_in_use.contains(k)) {
+                    self.forms_in_use.push(k);
+                    let c = self.form_complement(self.forms[k].1.clone(), path, depth);
+                    self.forms_in_use.pop();
+                    return c;
+                }
+                let Schema::AnyOf(xs) = s else { unreachable!() };
                 let mut acc = Schema::Any;
                 for x in xs {
                     let c = self.complement(x, path, depth + 1)?;
@@ -205,6 +215,34 @@ impl Ctx<'_> {
             }
         };
         out.retain(|s| *s != Schema::Never);
+        Ok(any_of(out))
+    }
+
+    /// The complement of a union read off the parts it was built from ([`Form`]).
+    fn form_complement(&mut self, form: Form, path: &str, depth: usize) -> Result<Schema> {
+        let parts = match form {
+            Form::AndNot { rest, negated } => {
+                return Ok(any_of(vec![self.complement(&rest, path, depth + 1)?, negated]))
+            }
+            Form::And(a, b) => {
+                let not_a = self.complement(&a, path, depth + 1)?;
+                return Ok(any_of(vec![not_a, self.complement(&b, path, depth + 1)?]));
+            }
+            Form::OneOf(parts) => parts,
+        };
+        let mut out = vec![self.complement(&parts.rest, path, depth + 1)?];
+        let mut in_none = Schema::Any;
+        for (a, _) in &parts.alternatives {
+            let c = self.complement(a, path, depth + 1)?;
+            in_none = self.intersect(&in_none, &c, path, depth + 1)?;
+            if in_none == Schema::Never {
+                break;
+            }
+        }
+        out.push(in_none);
+        for &(i, j) in &parts.overlapping {
+            out.push(self.intersect(&parts.alternatives[i].1, &parts.alternatives[j].0, path, depth + 1)?);
+        }
         Ok(any_of(out))
     }
 

@@ -263,6 +263,11 @@ pub(crate) struct Ctx<'a> {
     approximations_beyond_caveats: usize,
     /// Complements of definitions, by definition (see [`super::complement`]).
     pub complement_ids: FxHashMap<RefId, RefId>,
+    /// Unions built from parts that give their complement more cheaply than
+    /// distributing over the union (see [`Form`]).
+    pub forms: Vec<(Schema, Form)>,
+    /// Forms whose complement is being read off now (indices into `forms`).
+    pub forms_in_use: Vec<usize>,
     pub work: usize,
     matchers: FxHashMap<String, Option<TermDfa>>,
     pattern_sizes: FxHashMap<String, usize>,
@@ -273,6 +278,39 @@ pub(crate) struct Ctx<'a> {
     /// Build no exact complement: approximate instead (set on a lenient
     /// rebuild whose exact grammar outgrew the grammar size bound).
     pub complements_off: bool,
+}
+
+/// How a union (an `anyOf` after distribution) was built, when that gives
+/// its complement more cheaply: the complement of a union of intersections
+/// distributed over is a product of products (a `not` around a `oneOf` of
+/// objects grows past any budget), while the parts it was built from
+/// complement in a sum.
+#[derive(Clone, Debug)]
+pub(crate) enum Form {
+    OneOf(OneOfParts),
+    /// `S ∧ ¬N` (a `not`): its complement is `¬S ∨ N`.
+    AndNot {
+        rest: Schema,
+        negated: Schema,
+    },
+    /// `A ∧ B` distributed over a union that is itself such a form: `¬A ∨ ¬B`.
+    And(Schema, Schema),
+}
+
+/// An exclusive `oneOf`, `∨_i (S ∧ A_i ∧ ∧_{j ~ i} ¬A_j)` over the
+/// alternatives `A_i` that may hold beside the rest `S` of its schema (`j ~ i`:
+/// not proven disjoint). Its complement is read off these parts, not
+/// distributed over that union of intersections (whose complement is a
+/// product of products): a value is outside exactly when it is outside `S`,
+/// in no `A_i`, or in two (which then were not proven disjoint):
+/// `¬S ∨ ∧_i ¬A_i ∨ ∨_{i < j, i ~ j} (S ∧ A_i ∧ A_j)`.
+#[derive(Clone, Debug)]
+pub(crate) struct OneOfParts {
+    pub rest: Schema,
+    /// `A_i`, and `S ∧ A_i`.
+    pub alternatives: Vec<(Schema, Schema)>,
+    /// Pairs not proven disjoint.
+    pub overlapping: Vec<(usize, usize)>,
 }
 
 /// Definitions whose builds may nest (each needing the next one's body).
@@ -293,6 +331,8 @@ impl<'a> Ctx<'a> {
             approximations: 0,
             approximations_beyond_caveats: 0,
             complement_ids: FxHashMap::default(),
+            forms: Vec::new(),
+            forms_in_use: Vec::new(),
             work: 0,
             matchers: FxHashMap::default(),
             pattern_sizes: FxHashMap::default(),
@@ -539,6 +579,17 @@ impl<'a> Ctx<'a> {
     // ---- intersection ----------------------------------------------------------------
 
     /// Values valid against both.
+    /// `a ∧ b`, distributed into `union`, remembered as a [`Form`] when `a`
+    /// or `b` is one (so a complement of the intersection of a `not` or an
+    /// exclusive `oneOf` with more constraints stays a sum).
+    fn keep_form(&mut self, union: Schema, a: &Schema, b: &Schema) -> Schema {
+        let is_form = |s: &Schema| self.forms.iter().any(|(f, _)| f == s);
+        if matches!(union, Schema::AnyOf(_)) && union != *a && union != *b && (is_form(a) || is_form(b)) {
+            self.forms.push((union.clone(), Form::And(a.clone(), b.clone())));
+        }
+        union
+    }
+
     pub fn intersect(&mut self, a: &Schema, b: &Schema, path: &str, depth: usize) -> Result<Schema> {
         self.tick(path)?;
         self.check_depth(depth, path)?;
@@ -601,7 +652,7 @@ impl<'a> Ctx<'a> {
                         out.push(s);
                     }
                 }
-                any_of(out)
+                self.keep_form(any_of(out), a, b)
             }
             (y, AnyOf(xs)) => {
                 let mut out = Vec::new();
@@ -611,7 +662,7 @@ impl<'a> Ctx<'a> {
                         out.push(s);
                     }
                 }
-                any_of(out)
+                self.keep_form(any_of(out), a, b)
             }
             (Const(vs), y) | (y, Const(vs)) => {
                 let mut kept = Vec::new();
@@ -1150,6 +1201,7 @@ impl<'a> Ctx<'a> {
     pub fn undo_on_error<T>(&mut self, f: impl FnOnce(&mut Self) -> Result<T>) -> Result<T> {
         let notes = self.notes.len();
         let defs = self.defs.len();
+        let forms = self.forms.len();
         let before: Vec<Option<DefState>> = self
             .defs
             .iter()
@@ -1161,6 +1213,7 @@ impl<'a> Ctx<'a> {
         if r.is_err() {
             self.notes.truncate(notes);
             self.defs.truncate(defs);
+            self.forms.truncate(forms);
             self.def_ids.retain(|_, id| *id < defs);
             self.pair_ids.retain(|_, id| *id < defs);
             self.complement_ids.retain(|k, id| *k < defs && *id < defs);
