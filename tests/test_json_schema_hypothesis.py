@@ -1052,6 +1052,45 @@ _NOT_EXTRACTED = {"required": ["t"], "properties": {"t": {"enum": ["f", "d", "l"
             "items": {"oneOf": [{"$ref": "#/$defs/notext"}, {"required": ["g"]}]},
             "not": {"items": {"$ref": "#/$defs/notext"}},
         },
+        # A `oneOf` alone in an `allOf` branch, discriminated by a key only the parent requires.
+        {
+            "type": "object",
+            "required": ["t"],
+            "allOf": [
+                {"properties": {"g": {"type": "string"}}},
+                {
+                    "oneOf": [
+                        {"properties": {"t": {"const": "f"}, "u": {"type": "string"}}},
+                        {"properties": {"t": {"const": "d"}}},
+                    ]
+                },
+            ],
+        },
+        {
+            "allOf": [
+                {"oneOf": [{"required": ["t"]}, {"required": ["u"]}]},
+                {"description": "x", "oneOf": [{"maxProperties": 1}, {"required": ["g"]}]},
+            ]
+        },
+        {"allOf": [{"required": ["g"], "oneOf": [{"required": ["t"]}, {"maxProperties": 2}]}]},
+        # Alternatives that each require their own key (helm-testsuite's shape): each complement
+        # is one object, "the key optional and its value invalid".
+        {
+            "type": "object",
+            "oneOf": [
+                {"required": ["t"], "properties": {"t": {"type": "string", "minLength": 1}}},
+                {"required": ["u"], "properties": {"u": {"const": "f"}}},
+                {"required": ["g"], "properties": {"g": {"type": "integer"}}},
+                {"required": ["t", "g"], "properties": {"t": {"const": "d"}}},
+            ],
+        },
+        {
+            "not": {
+                "required": ["t", "u"],
+                "properties": {"t": {"not": {"const": 0}}, "u": {"type": "string"}},
+                "patternProperties": {"^u": {"minLength": 1}},
+            }
+        },
     ],
 )
 def test_complements_of_not_and_exclusive_one_of_match_the_reference(schema):

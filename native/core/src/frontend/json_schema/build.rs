@@ -137,9 +137,27 @@ impl Ctx<'_> {
         for r in refs {
             schema = self.intersect(&schema, &r, path, 0)?;
         }
-        if let Some(subs) = self.schema_list(map, "allOf", path, depth)? {
-            for s in subs {
-                schema = self.intersect(&schema, &s, path, 0)?;
+        // An `allOf` branch that is only a `oneOf` is that `oneOf` beside the
+        // rest (`S ∧ oneOf(A_i)`): built last, with the rest in view, its
+        // alternatives are disjoint when the rest makes them so (a
+        // discriminating property that only the parent requires), where
+        // alone they overlap and need complements.
+        let mut bare_one_ofs = Vec::new();
+        if let Some(v) = map.get("allOf") {
+            let kpath = child_path(path, "allOf");
+            let Value::Array(xs) = v else { return Err(invalid("`allOf` must be an array of schemas", &kpath)) };
+            if xs.is_empty() {
+                return Err(invalid("`allOf` must not be empty", &kpath));
+            }
+            for (i, x) in xs.iter().enumerate() {
+                let ipath = child_path(&kpath, &i.to_string());
+                match x {
+                    Value::Object(m) if is_bare_one_of(m) => bare_one_ofs.push((m, ipath)),
+                    _ => {
+                        let s = self.build(x, &ipath, depth + 1)?;
+                        schema = self.intersect(&schema, &s, path, 0)?;
+                    }
+                }
             }
         }
         if let Some(subs) = self.schema_list(map, "anyOf", path, depth)? {
@@ -147,6 +165,9 @@ impl Ctx<'_> {
         }
         if map.contains_key("oneOf") {
             schema = self.one_of(schema, map, path, depth)?;
+        }
+        for (m, ipath) in bare_one_ofs {
+            schema = self.one_of(schema, m, &ipath, depth + 1)?;
         }
         if let Some(inner) = map.get("not").and_then(double_negation) {
             // `not: {not: Y}` is Y, with no complement to build (a complement
@@ -298,7 +319,7 @@ impl Ctx<'_> {
         }
         // Each complement distributes over the others' alternatives: past a
         // size, the grammar (and its LR automaton) outgrows what exactness buys.
-        let (size, bound) = (ir_size(&exclusive, 0), 8 * ir_size(&plain, 0) + 256);
+        let (size, bound) = (ir_size(&exclusive, 0), 16 * ir_size(&plain, 0) + 256);
         if size > bound {
             let why = format!(
                 "alternatives may overlap, and their exclusive form is too large ({size} schema nodes, over {bound}); it is read as anyOf"
@@ -1043,6 +1064,12 @@ fn ir_size(s: &Schema, depth: usize) -> usize {
         Schema::Const(vs) => vs.len(),
         _ => 0,
     }
+}
+
+/// A schema with `oneOf` and nothing else that constrains (annotations aside).
+fn is_bare_one_of(map: &Map<String, Value>) -> bool {
+    const ANNOTATIONS: [&str; 6] = ["description", "title", "$comment", "examples", "default", "deprecated"];
+    map.contains_key("oneOf") && map.keys().all(|k| k == "oneOf" || ANNOTATIONS.contains(&k.as_str()))
 }
 
 /// Keywords that apply other schemas to the same instance; with any of

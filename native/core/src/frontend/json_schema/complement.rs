@@ -393,11 +393,34 @@ impl Ctx<'_> {
         if let Some(m) = o.max_properties {
             out.push(object(vec![], vec![], m.saturating_add(1), None));
         }
+        // A required key that is absent or whose value is invalid: one
+        // alternative, the key optional with the complement of its schema
+        // (`¬(has k ∧ k: S) = (k optional: ¬S)`). Two alternatives would
+        // double at every intersection of such complements: the exclusive
+        // form of a `oneOf` of n objects each requiring its own key is one
+        // object per alternative this way, not 2^(n-1).
+        let mut merged = Vec::new();
         for r in &o.required {
-            out.push(lacks_key(r));
+            let Some(s) = o.property(r) else {
+                out.push(lacks_key(r));
+                continue;
+            };
+            if *s == Schema::Any
+                || !self.admits(&o.property_names, &Value::String(r.clone()), depth + 1)?
+                || o.pattern_properties.iter().any(|(re, _)| self.regex_finds(re, r).unwrap_or(true))
+            {
+                out.push(lacks_key(r));
+                continue;
+            }
+            let c = self.complement(&s.clone(), path, depth + 1)?;
+            out.push(object(vec![(r.clone(), c)], vec![], 0, None));
+            merged.push(r.clone());
         }
         let known: Vec<String> = o.properties.iter().map(|(k, _)| k.clone()).collect();
         for (k, s) in &o.properties {
+            if merged.contains(k) {
+                continue;
+            }
             if !self.admits(&o.property_names, &Value::String(k.clone()), depth + 1)? {
                 // The key itself is not allowed: its presence violates.
                 out.push(has_key(k));
