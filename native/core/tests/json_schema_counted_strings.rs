@@ -157,6 +157,60 @@ fn class_runs_are_counted_like_plain_strings() {
 }
 
 #[test]
+fn prefixed_class_runs_are_counted_after_their_prefix() {
+    // `^P C*$` with P one of a few literals (a data URI's head) beside a long
+    // length: the prefix and the run together are the string's code points.
+    let options = JsonSchemaOptions { max_exact_length: 3, ..Default::default() };
+    let schema = json!({"type": "string", "pattern": "^d:(ab|c\\/é|)x[a\\n😀]*$", "minLength": 3, "maxLength": 100});
+    let prefixes = [("d:abx", 5), ("d:c\\/éx", 6), ("d:c/éx", 6), ("d:c/\\u00e9x", 6), ("d:x", 3)];
+    for optimization in [Optimization::FastBuild, Optimization::FastRuntime] {
+        let c = compile(&schema, &options, optimization);
+        for (prefix, plen) in prefixes {
+            for n in 0..=100usize {
+                for foreign in [false, true] {
+                    let unit = |i: usize| if foreign && i + 1 == n { "b" } else { ["a", "\\n", "😀"][i % 3] };
+                    let quoted = format!("\"{prefix}{}\"", (0..n).map(unit).collect::<String>());
+                    let mut state = c.start();
+                    let accepted = state.commit_bytes(quoted.as_bytes()).is_ok() && state.is_accepting();
+                    let total = plen + n;
+                    let expected = !(foreign && n > 0) && (3..=100).contains(&total);
+                    assert_eq!(accepted, expected, "{quoted:?} ({total} code points), {optimization:?}");
+                }
+            }
+        }
+        for wrong in ["\"d:ax\"", "\"d:abcx\"", "\"xd:abx\"", "\"d:ab\""] {
+            let mut state = c.start();
+            let accepted = state.commit_bytes(wrong.as_bytes()).is_ok() && state.is_accepting();
+            assert!(!accepted, "{wrong}");
+        }
+    }
+    // Masks against the oracle on walks through the prefix and the chunks.
+    let vocab_tokens = tokens();
+    let schema = json!({"type": "array", "items": {"type": "string", "pattern": "^(ab|abc)[a-h]+$", "maxLength": 90}});
+    for optimization in [Optimization::FastBuild, Optimization::FastRuntime] {
+        let c = compile(&schema, &JsonSchemaOptions { max_exact_length: 16, ..Default::default() }, optimization);
+        for seed in 0..4u64 {
+            let mut rng = Rng(seed * 31 + 5);
+            let mut state = c.start();
+            for step in 0..80 {
+                assert_masks_agree(&mut state, &format!("prefixed run, {optimization:?}, seed {seed}, step {step}"));
+                let allowed: Vec<usize> = state.mask().iter().collect();
+                if allowed.is_empty() {
+                    break;
+                }
+                let long: Vec<usize> = allowed.iter().copied().filter(|&t| vocab_tokens[t].len() >= 8).collect();
+                let pick = if !long.is_empty() && rng.below(3) != 0 {
+                    long[rng.below(long.len())]
+                } else {
+                    allowed[rng.below(allowed.len())]
+                };
+                state.commit_token(pick as u32).expect("allowed token commits");
+            }
+        }
+    }
+}
+
+#[test]
 fn large_bounds_stay_small_and_patterned_ones_are_refused() {
     // The grammar grows with the logarithm of the bound, the lexer not at all.
     let sizes: Vec<(usize, usize)> = [1_000u32, 100_000, u32::MAX]

@@ -781,7 +781,8 @@ impl Ctx<'_> {
         if s.max_length.is_some_and(|m| m < s.min_length) {
             return Ok(Schema::Never);
         }
-        // A run of one class (a length, and at most a `^C{m,n}$` pattern) of
+        // A run of one class (a length, and at most a `^P C{m,n}$` pattern, `P`
+        // a few literal prefixes) of
         // any length is counted by the grammar in chunks (`counted`). With
         // another pattern or a format the count runs inside every state of
         // its DFA, so there the bound is limited (see `length_limit`).

@@ -1,11 +1,12 @@
-//! Runs of one code-point class of any length, counted by the grammar in chunks.
+//! Runs of one code-point class of any length, after a literal prefix,
+//! counted by the grammar in chunks.
 //!
 //! A length bound inside a string's lexer automaton costs ~20 DFA states
 //! per code point (escapes and UTF-8 sequences in progress), and the Static
 //! tables grow with the lexer: `maxLength: 10000` would be 200,000 states.
 //! But a run of code points of one class is uniform, only its count
 //! matters. So a string that is such a run (a length and nothing else, or
-//! with one `^C{m,n}$` pattern: [`super::schema::StringSchema::class_run`]) whose count is
+//! with one `^P C{m,n}$` pattern: [`super::schema::StringSchema::class_run`]) whose count is
 //! above `max_exact_length` is written as lexemes of a fixed size: the
 //! opening quote, [`CHUNK`] code points at a time, then a tail of fewer with
 //! the closing quote. The lexer holds one chunk's automaton whatever the
@@ -18,6 +19,12 @@
 //!   admit exactly the `(j, t)` with `min <= c <= max`, each once (the binary
 //!   rules split counts into disjoint ranges), so the grammar is unambiguous.
 //!   Every piece admits only code points of the class.
+//! - A literal prefix (`^data:image/png;base64,[A-Za-z0-9+/=]*$`: each of a few
+//!   literal strings, [`super::strings::class_run`]) joins the opening quote in one
+//!   lexeme, in any of its JSON encodings; the run's count is the length
+//!   bounds less the prefix's code points. Two encodings of one prefix are
+//!   never one a proper prefix of the other (what follows a complete encoding
+//!   decodes to nothing only when it is empty), so the lexeme is prefix-free too.
 //! - Per-terminal longest match (DESIGN §3) rejects none of these lexings,
 //!   and leaves no exclusion pending: every piece is prefix-free (a chunk has
 //!   one length; a tail ends at its closing quote, which content cannot
@@ -30,7 +37,7 @@ use regex_syntax::hir::{ClassUnicode, Hir, Repetition};
 use rustc_hash::FxHashMap;
 
 use super::lower::Lowerer;
-use super::strings::{any_char, encoded_class};
+use super::strings::{any_char, encoded_class, encoded_literal};
 use crate::error::Result;
 use crate::grammar::{Expr, Pattern};
 use crate::ids::TerminalId;
@@ -83,13 +90,27 @@ impl Lowerer<'_, '_> {
     ///
     /// `class`: the code points allowed (`None`: any), as a `^C{m,n}$`
     /// pattern gives; `min`/`max` count them.
-    pub(crate) fn counted_string(&mut self, class: Option<&ClassUnicode>, min: u32, max: Option<u32>) -> Result<Expr> {
+    pub(crate) fn counted_string(
+        &mut self,
+        prefix: &str,
+        class: Option<&ClassUnicode>,
+        min: u32,
+        max: Option<u32>,
+    ) -> Result<Expr> {
         if max.is_some_and(|m| m < min) {
             return Ok(Expr::Alt(vec![]));
         }
         self.mark_split_lexemes();
         self.count_rules().unit = Unit::of(class);
-        let quote = self.lit(b"\"")?;
+        let quote = if prefix.is_empty() {
+            self.lit(b"\"")?
+        } else {
+            // The quote and the prefix, in any of its JSON encodings: one lexeme.
+            let t = self.terminal(format!("open{prefix:?}"), "string open with prefix", || {
+                Ok(Pattern::Concat(vec![Pattern::literal(b"\""), Pattern::Hir(encoded_literal(prefix))]))
+            })?;
+            Expr::Terminal(t)
+        };
         let (head_chunks, min_tail) = (min / CHUNK, min % CHUNK);
         let head = self.exactly(head_chunks)?;
         let rest = match max {
@@ -123,6 +144,7 @@ impl Lowerer<'_, '_> {
         };
         let body = Expr::Seq(vec![quote, head, rest]);
         let name = format!("string{{{min},{}}}", max.map(|m| m.to_string()).unwrap_or_default());
+        let name = if prefix.is_empty() { name } else { format!("prefixed {name}") };
         Ok(self.shared(body, &name))
     }
 

@@ -409,8 +409,12 @@ impl<'c, 'a> Lowerer<'c, 'a> {
     fn string_value(&mut self, st: &StringSchema) -> Result<Expr> {
         let limit = self.ctx.opts.max_exact_length;
         let long = |min: u32, max: Option<u32>| min > limit || max.is_some_and(|m| m > limit);
-        if let Some((class, min, max)) = st.class_run().filter(|&(_, min, max)| long(min, max)) {
-            return self.counted_string(class.as_ref(), min, max);
+        if let Some(run) = st.class_run().filter(|run| run.is_long(limit)) {
+            let mut alts = Vec::new();
+            for (prefix, min, max) in run.runs() {
+                alts.push(self.counted_string(prefix, run.class.as_ref(), min, max)?);
+            }
+            return Ok(Expr::Alt(alts));
         }
         if !long(st.min_length, st.max_length) {
             return Ok(Expr::Terminal(self.string(st)?));

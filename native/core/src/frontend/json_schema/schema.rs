@@ -84,12 +84,11 @@ impl StringSchema {
             && self.none_of.is_empty()
     }
 
-    /// A run of one code-point class with a count: no pattern (any code
-    /// point), or one `^C{m,n}$` pattern ([`class_run`]), and nothing
-    /// else. The class (`None`: any code point) and the count, the length
-    /// bounds and the pattern's together. Such a string is counted by the
+    /// A literal prefix and a run of one code-point class with a count: no
+    /// pattern (any code point, no prefix), or one `^P C{m,n}$` pattern
+    /// ([`class_run`]), and nothing else. Such a string is counted by the
     /// grammar when the count is long (`super::counted`).
-    pub fn class_run(&self) -> Option<(Option<ClassUnicode>, u32, Option<u32>)> {
+    pub fn class_run(&self) -> Option<ClassRun> {
         let others = self.formats.is_empty()
             && self.not_patterns.is_empty()
             && self.not_formats.is_empty()
@@ -99,23 +98,60 @@ impl StringSchema {
         if !others {
             return None;
         }
-        let bound = |a: Option<u32>, b: Option<u32>| match (a, b) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        };
-        match self.patterns.as_slice() {
-            [] => Some((None, self.min_length, self.max_length)),
+        let (prefixes, class, run_min, run_max) = match self.patterns.as_slice() {
+            [] => (vec![String::new()], None, 0, None),
             [p] => {
-                let (class, min, max) = class_run(&parse_ecma(&p.source, &p.path).ok()?, &p.path)?;
-                Some((Some(class), min.max(self.min_length), bound(max, self.max_length)))
+                let (prefixes, class, min, max) = class_run(&parse_ecma(&p.source, &p.path).ok()?, &p.path)?;
+                (prefixes, Some(class), min, max)
             }
-            _ => None,
-        }
+            _ => return None,
+        };
+        Some(ClassRun { prefixes, class, run_min, run_max, min_length: self.min_length, max_length: self.max_length })
     }
 
     /// Every string.
     pub fn is_unconstrained(&self) -> bool {
         self.is_plain() && self.min_length == 0 && self.max_length.is_none() && self.excluded.is_empty()
+    }
+}
+
+/// A string that is one of a few literal prefixes and then a run of one
+/// class ([`StringSchema::class_run`]).
+pub(crate) struct ClassRun {
+    pub prefixes: Vec<String>,
+    /// `None`: any code point.
+    pub class: Option<ClassUnicode>,
+    /// The run's count as the pattern gives it.
+    pub run_min: u32,
+    pub run_max: Option<u32>,
+    /// The whole string's length bounds (prefix included).
+    pub min_length: u32,
+    pub max_length: Option<u32>,
+}
+
+impl ClassRun {
+    /// Per prefix, the run's count: the pattern's, within the length bounds
+    /// less the prefix's code points (prefixes too long are left out).
+    pub fn runs(&self) -> Vec<(&str, u32, Option<u32>)> {
+        let mut out = Vec::new();
+        for p in &self.prefixes {
+            let n = p.chars().count() as u32;
+            let min = self.run_min.max(self.min_length.saturating_sub(n));
+            let max = match (self.run_max, self.max_length) {
+                (_, Some(m)) if m < n => continue,
+                (r, Some(m)) => Some(r.map_or(m - n, |r| r.min(m - n))),
+                (r, None) => r,
+            };
+            if max.is_none_or(|m| m >= min) {
+                out.push((p.as_str(), min, max));
+            }
+        }
+        out
+    }
+
+    /// Some run's count goes past `limit` (what a lexer automaton counts).
+    pub fn is_long(&self, limit: u32) -> bool {
+        self.runs().iter().any(|&(_, min, max)| min > limit || max.is_some_and(|m| m > limit))
     }
 }
 
@@ -1302,11 +1338,7 @@ pub(crate) fn any_of(mut out: Vec<Schema>) -> Schema {
 /// chunks (`super::counted`); merged into a group it would need the lexer
 /// to count it, so it stays an alternative of its own.
 fn merge_strings(alts: &mut Vec<Schema>) {
-    let counted = |st: &StringSchema| {
-        st.class_run().is_some_and(|(_, min, max)| {
-            min > DEFAULT_MAX_EXACT_LENGTH || max.is_some_and(|m| m > DEFAULT_MAX_EXACT_LENGTH)
-        })
-    };
+    let counted = |st: &StringSchema| st.class_run().is_some_and(|run| run.is_long(DEFAULT_MAX_EXACT_LENGTH));
     let strings: Vec<usize> =
         (0..alts.len()).filter(|&i| matches!(&alts[i], Schema::String(st) if !counted(st))).collect();
     if strings.len() < 2 {

@@ -544,20 +544,105 @@ pub(crate) fn matches_every_string(re: &Regex, path: &str) -> bool {
     variants(re, path).is_ok_and(|vs| vs.iter().any(|(start, core, end)| !(*start && *end) && nullable(core)))
 }
 
-/// `^C{min,max}$` (also `^C*$`, `^C+$`, `^C$`) for a code-point class `C`:
-/// the class and the count. Such a pattern beside a length bound is one
-/// counted run, not a product of two automata.
-pub(crate) fn class_run(re: &Regex, path: &str) -> Option<(ClassUnicode, u32, Option<u32>)> {
-    let variants = variants(re, path).ok()?;
-    let [(true, core, true)] = variants.as_slice() else { return None };
-    match core {
-        Regex::Class(c) => Some((c.clone(), 1, Some(1))),
-        Regex::Repeat { re, min, max } => match re.as_ref() {
-            Regex::Class(c) => Some((c.clone(), *min, *max)),
-            _ => None,
-        },
-        _ => None,
+/// `^P C{min,max}$` (also `C*`, `C+`, `C`) for a code-point class `C` and a
+/// literal prefix `P` from a small finite set (`^data:image/(png|jpeg);base64,[A-Za-z0-9+/=]*$`;
+/// none: `^C{m,n}$`): the prefixes, the class and the count. Such a pattern beside
+/// a length bound is a literal and one counted run, not a product of two automata.
+pub(crate) fn class_run(re: &Regex, path: &str) -> Option<(Vec<String>, ClassUnicode, u32, Option<u32>)> {
+    // Alternatives at the pattern's start come as variants of their own:
+    // one run, several prefixes, when they share the class and the count.
+    let mut found: Option<(Vec<String>, ClassUnicode, u32, Option<u32>)> = None;
+    for (start, core, end) in variants(re, path).ok()? {
+        if !(start && end) {
+            return None;
+        }
+        let (prefixes, class, min, max) = prefixed_run(&core)?;
+        found = match found {
+            None => Some((prefixes, class, min, max)),
+            Some((mut all, c, m, x)) if (&c, m, x) == (&class, min, max) => {
+                all.extend(prefixes);
+                Some((all, c, m, x))
+            }
+            Some(_) => return None,
+        };
     }
+    let (mut prefixes, class, min, max) = found?;
+    prefixes.sort();
+    prefixes.dedup();
+    (prefixes.len() <= MAX_RUN_PREFIXES).then_some((prefixes, class, min, max))
+}
+
+fn prefixed_run(core: &Regex) -> Option<(Vec<String>, ClassUnicode, u32, Option<u32>)> {
+    let mut items = Vec::new();
+    flatten_concat(core, &mut items);
+    let (last, head) = items.split_last()?;
+    let (class, min, max) = match last {
+        Regex::Class(c) => (c.clone(), 1, Some(1)),
+        Regex::Repeat { re, min, max } => match re.as_ref() {
+            Regex::Class(c) => (c.clone(), *min, *max),
+            _ => return None,
+        },
+        _ => return None,
+    };
+    let mut prefixes = vec![String::new()];
+    for item in head {
+        let choices = literals(item)?;
+        prefixes = prefixes.iter().flat_map(|p| choices.iter().map(move |c| format!("{p}{c}"))).collect();
+        if prefixes.len() > MAX_RUN_PREFIXES || prefixes.iter().any(|p| p.chars().count() > MAX_RUN_PREFIX_LEN) {
+            return None;
+        }
+    }
+    Some((prefixes, class, min, max))
+}
+
+/// Bounds on the literal prefixes of a counted run (each is a lexeme of its own).
+const MAX_RUN_PREFIXES: usize = 64;
+const MAX_RUN_PREFIX_LEN: usize = 256;
+
+fn flatten_concat<'r>(re: &'r Regex, out: &mut Vec<&'r Regex>) {
+    match re {
+        Regex::Concat(xs) => xs.iter().for_each(|x| flatten_concat(x, out)),
+        Regex::Empty => {}
+        r => out.push(r),
+    }
+}
+
+/// The strings `re` matches when they are few and `re` has no repetition
+/// beyond a fixed count: `None` otherwise.
+fn literals(re: &Regex) -> Option<Vec<String>> {
+    let out = match re {
+        Regex::Empty => vec![String::new()],
+        Regex::Class(c) => {
+            let chars: Vec<char> = c.iter().flat_map(|r| r.start()..=r.end()).take(MAX_RUN_PREFIXES + 1).collect();
+            if chars.is_empty() || chars.len() > MAX_RUN_PREFIXES {
+                return None;
+            }
+            chars.into_iter().map(String::from).collect()
+        }
+        Regex::Concat(xs) => {
+            let mut acc = vec![String::new()];
+            for x in xs {
+                let choices = literals(x)?;
+                acc = acc.iter().flat_map(|p| choices.iter().map(move |c| format!("{p}{c}"))).collect();
+                if acc.len() > MAX_RUN_PREFIXES {
+                    return None;
+                }
+            }
+            acc
+        }
+        Regex::Alt(xs) => {
+            let mut acc = Vec::new();
+            for x in xs {
+                acc.extend(literals(x)?);
+                if acc.len() > MAX_RUN_PREFIXES {
+                    return None;
+                }
+            }
+            acc
+        }
+        Regex::Repeat { .. } | Regex::Start | Regex::End => return None,
+    };
+    Some(out)
 }
 
 /// The content strings that `re` matches entirely (anchors allowed at the ends).
