@@ -28,9 +28,9 @@ invalid). Schemas are compiled with ``integer_decimal_point=True``, the spec's r
 Each value is committed as several texts: compact with plain decimal numbers, with every
 non-ASCII character escaped (``\\u00e9``, surrogate pairs), with every character of every string
 and key escaped (``\\u0061``), and with trailing fraction zeros (``2.0`` is an integer for both
-sides). Documented restrictions the check allows for (module docs of
-``frontend/json_schema``): exponent notation (Python writes ``1e+20``) is accepted only for numbers
-without bounds, ``multipleOf``, ``integer`` or enum/const, so that text must be accepted only where
+sides). Documented restrictions the check allows for (module docs of ``frontend/json_schema``):
+exponent notation (Python writes ``1e+20``) is accepted only for numbers without bounds (but for
+bounds at zero), ``multipleOf``, ``integer`` or enum/const, so that text must be accepted only where
 the schema has none of those (and must be rejected whenever the value is invalid). In the default
 layout known properties (``properties``, then ``required`` keys not among them) come in schema
 order, so there valid instances are checked with their keys rearranged into that order (where no

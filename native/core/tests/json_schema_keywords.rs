@@ -91,6 +91,23 @@ fn numbers_bounded() {
     check(json!({"type": "number", "maximum": 1e3}), &["1000", "999.5"], &["1000.1", "1001"]);
 }
 
+/// Bounds at zero compare signs only: exponent texts stay (JSONSchemaBench
+/// instances write `1e-06` for a `minimum: 0` number).
+#[test]
+fn numbers_bounded_at_zero_keep_exponents() {
+    check(
+        json!({"type": "number", "minimum": 0}),
+        &["1e-06", "0", "-0", "0e5", "-0.00E+3", "1E+3", "2.5e-7", "0.5"],
+        &["-1e-06", "-2", "-0.1e0", "1e", "01"],
+    );
+    check(json!({"type": "number", "exclusiveMinimum": 0}), &["1e-06", "3"], &["0", "-0", "0e3", "-0.0", "-1e2"]);
+    check(json!({"type": "number", "maximum": 0}), &["-1e5", "0", "-0", "0.0e-1"], &["1e-9", "2"]);
+    check(json!({"type": "number", "minimum": 0, "maximum": 0}), &["0", "-0.0", "0E7"], &["1e-300", "-1e-300"]);
+    // Any other bound keeps plain notation, as documented.
+    check(json!({"type": "number", "minimum": 1}), &["1", "20.5"], &["2e0", "0.5"]);
+    check(json!({"not": {"type": "number", "minimum": 0}}), &["-1e-06", "-3", "\"a\""], &["1e-06", "0e1", "5"]);
+}
+
 #[test]
 fn multiple_of() {
     check(json!({"type": "integer", "multipleOf": 7}), &["0", "7", "-14", "700"], &["1", "15", "7.5"]);

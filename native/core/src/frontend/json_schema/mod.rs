@@ -33,7 +33,7 @@
 //! | `items` (both forms), `prefixItems`, `additionalItems`, `minItems`, `maxItems` | exact |
 //! | `contains` | exact (an item witness); with `minContains`/`maxContains`, exact up to 256 (items counted as matching or, given a maximum, matching its complement; lenient beyond: at least one) |
 //! | `minLength`, `maxLength`, `pattern`, `format` | exact (`^`/`$` anywhere in a pattern); a run of one class (a length and nothing else, or with one `^P C{m,n}$` pattern, `P` a few literal prefixes) at any length, counted by the grammar in chunks above `max_exact_length` ([`counted`]); with another `pattern` or a `format`, lengths up to a budget (`max_exact_length`, shrinking with the pattern's automaton); formats listed in [`formats`], with their caveats reported as notes |
-//! | `minimum`, `maximum`, `exclusive*` (draft-4 booleans too), `multipleOf` | exact values, plain decimal texts when bounded (no exponents); `multipleOf` by a remainder automaton |
+//! | `minimum`, `maximum`, `exclusive*` (draft-4 booleans too), `multipleOf` | exact values, plain decimal texts when bounded (no exponents; bounds at zero, which compare signs only, keep them); `multipleOf` by a remainder automaton |
 //! | `allOf`, `anyOf`, `$ref`/`$defs`/`definitions` (incl. recursion, `$id`, `$anchor`), static `$dynamicRef` | exact |
 //! | `oneOf` | exact: `anyOf` when the alternatives are provably disjoint, else each alternative ∧ the complements of those it may overlap (a `oneOf` alone in an `allOf` branch is built beside the rest of the schema, so a discriminator only the parent requires counts); alternatives whose only approximation is a format caveat are exact up to that caveat when its slack meets no other alternative (`hostname`/`ipv4`/`ipv6`); refused when such a complement is not expressed or grows too large (lenient: read as `anyOf`). Complements of an exclusive `oneOf`, a `not` and their intersections are read off their parts (`¬S ∨ ∧¬A_i ∨ (A_i ∧ A_j)`), not distributed |
 //! | `not` | exact by complement ([`complement`]); refused when the complement is not expressed (a counted `contains` past 255, a member witness whose keys are no region of an object schema), grows too large, or the negated schema is itself approximated (lenient: ignored) |
@@ -49,7 +49,7 @@
 //! option `integer_decimal_point` accepts `1.0` too, the spec's reading
 //! (values are the same: `const: 1.0` is the integer 1). Exponent notation
 //! is accepted only for unbounded `number`s (no bound, exclusion or
-//! `multipleOf`, and not the complement of one); strings may use every JSON escape and lengths count
+//! `multipleOf`, and not the complement of one) and those whose only bounds are at zero; strings may use every JSON escape and lengths count
 //! code points (an escape, a surrogate pair: one each); lone surrogate
 //! escapes are not accepted; duplicate keys are not produced for known
 //! properties (other keys may repeat, as JSON allows); in the default

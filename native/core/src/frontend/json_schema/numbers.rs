@@ -9,6 +9,7 @@
 //! * Bounded numbers: plain decimal notation only (`-?int(.digits)?`). With
 //!   exponents, "value ≤ bound" compares an exponent's value with a digit
 //!   count and is not regular; every value in range still has a plain form.
+//!   Bounds at zero (`minimum: 0`) compare signs only, and keep exponents.
 //! * Integers: `-?int(.0+)?` (JSON Schema counts `1.0` as an integer; the
 //!   exponent forms of integers are not accepted, by the same argument).
 //! * `multipleOf`: an explicit remainder automaton (`mod_dfa`) intersected
@@ -420,8 +421,12 @@ fn frac_syntax() -> Hir {
 
 /// The full JSON number syntax.
 pub(crate) fn json_number() -> Hir {
+    seq(vec![opt(lit("-")), unsigned_number()])
+}
+
+/// A JSON number without its sign.
+fn unsigned_number() -> Hir {
     seq(vec![
-        opt(lit("-")),
         int_syntax(),
         frac_syntax(),
         opt(seq(vec![
@@ -602,10 +607,58 @@ fn magnitude(bounds: &MagnitudeBounds) -> Pattern {
     }
 }
 
+/// Bounds at zero only (`minimum: 0`, `exclusiveMaximum: 0`: by far the
+/// most common bounds) compare signs, which exponent notation does not hide,
+/// so such numbers keep the full JSON syntax (`1e-06` is `≥ 0`).
+fn sign_bounds_only(s: &NumberSchema) -> bool {
+    let at_zero = |b: &Option<Bound>| b.as_ref().is_none_or(|(d, _)| d.is_zero());
+    (s.lower.is_some() || s.upper.is_some())
+        && at_zero(&s.lower)
+        && at_zero(&s.upper)
+        && !s.integer
+        && !s.fractional
+        && s.excluded.is_empty()
+        && s.not_multiple_of.is_empty()
+}
+
+/// The texts of [`sign_bounds_only`] numbers, exponents included: the value
+/// is zero when the mantissa's digits are, and negative when signed and not zero.
+fn signed_pattern(s: &NumberSchema) -> Pattern {
+    let exp = opt(seq(vec![
+        Hir::class(Class::Bytes(ClassBytes::new([ClassBytesRange::new(b'E', b'E'), ClassBytesRange::new(b'e', b'e')]))),
+        opt(Hir::class(Class::Bytes(ClassBytes::new([
+            ClassBytesRange::new(b'+', b'+'),
+            ClassBytesRange::new(b'-', b'-'),
+        ])))),
+        digits(1, None),
+    ]));
+    let zeros = Hir::repetition(Repetition { min: 1, max: None, greedy: true, sub: Box::new(lit("0")) });
+    let zero =
+        || Pattern::Hir(seq(vec![opt(lit("-")), lit("0"), opt(seq(vec![lit("."), zeros.clone()])), exp.clone()]));
+    let non_negative = || Pattern::Alt(vec![Pattern::Hir(unsigned_number()), zero()]);
+    let non_positive = || Pattern::Alt(vec![Pattern::Hir(seq(vec![lit("-"), unsigned_number()])), zero()]);
+    let mut parts = vec![Pattern::Hir(json_number())];
+    if let Some((_, exclusive)) = &s.lower {
+        parts.push(non_negative());
+        if *exclusive {
+            parts.push(Pattern::Not(Box::new(zero())));
+        }
+    }
+    if let Some((_, exclusive)) = &s.upper {
+        parts.push(non_positive());
+        if *exclusive {
+            parts.push(Pattern::Not(Box::new(zero())));
+        }
+    }
+    Pattern::And(parts)
+}
+
 /// The number texts whose value satisfies `s`, `multipleOf` aside.
 pub(crate) fn number_pattern(s: &NumberSchema) -> Pattern {
     let base = if s.is_unbounded() {
         Pattern::Hir(json_number())
+    } else if sign_bounds_only(s) {
+        signed_pattern(s)
     } else {
         let (pos, neg) = branches(s);
         let mut alts = Vec::new();
