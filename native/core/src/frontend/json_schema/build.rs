@@ -167,7 +167,16 @@ impl Ctx<'_> {
             schema = self.one_of(schema, map, path, depth)?;
         }
         for (m, ipath) in bare_one_ofs {
-            schema = self.one_of(schema, m, &ipath, depth + 1)?;
+            // On a budget of its own: past it, the branch alone, as written.
+            let rest = schema.clone();
+            schema = match self.budgeted(|ctx| ctx.one_of(rest, m, &ipath, depth + 1)) {
+                Ok(s) => s,
+                Err(e) if e.code() == "limit_exceeded" => {
+                    let alone = self.build(&Value::Object(m.clone()), &ipath, depth + 1)?;
+                    self.intersect(&schema, &alone, path, 0)?
+                }
+                Err(e) => return Err(e),
+            };
         }
         if let Some(inner) = map.get("not").and_then(double_negation) {
             // `not: {not: Y}` is Y, with no complement to build (a complement
@@ -186,7 +195,7 @@ impl Ctx<'_> {
             match negated {
                 Ok(s) => {
                     if matches!(s, Schema::AnyOf(_)) {
-                        self.forms.push((s.clone(), Form::AndNot { rest: schema, negated: sub }));
+                        self.add_form(s.clone(), Form::AndNot { rest: schema, negated: sub });
                     }
                     schema = s
                 }
@@ -328,7 +337,7 @@ impl Ctx<'_> {
             return Ok(plain);
         }
         if approximated == Approximated::No && matches!(exclusive, Schema::AnyOf(_)) {
-            self.forms.push((exclusive.clone(), Form::OneOf(parts)));
+            self.add_form(exclusive.clone(), Form::OneOf(parts));
         }
         Ok(exclusive)
     }

@@ -177,10 +177,9 @@ impl Ctx<'_> {
             Schema::AnyOf(_) => {
                 // A form equal in value to one of its own parts would lead
                 // back here: those complement by distribution.
-                let found = self.forms.iter().position(|(f, _)| f == s);
-                if let Some(k) = found.filter(|k| !self.forms_in_use.contains(k)) {
+                if let Some(k) = self.find_form(s).filter(|k| !self.forms_in_use.contains(k)) {
                     self.forms_in_use.push(k);
-                    let c = self.form_complement(self.forms[k].1.clone(), path, depth);
+                    let c = self.form_complement(self.form(k), path, depth);
                     self.forms_in_use.pop();
                     return c;
                 }

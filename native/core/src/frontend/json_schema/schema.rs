@@ -301,7 +301,10 @@ pub(crate) struct Ctx<'a> {
     pub complement_ids: FxHashMap<RefId, RefId>,
     /// Unions built from parts that give their complement more cheaply than
     /// distributing over the union (see [`Form`]).
-    pub forms: Vec<(Schema, Form)>,
+    forms: Vec<(Schema, Form)>,
+    /// `forms` by [`shape_hash`]: lookups happen at every distributed
+    /// intersection and every complement of a union.
+    form_index: FxHashMap<u64, Vec<usize>>,
     /// Forms whose complement is being read off now (indices into `forms`).
     pub forms_in_use: Vec<usize>,
     pub work: usize,
@@ -331,6 +334,36 @@ pub(crate) enum Form {
     },
     /// `A ∧ B` distributed over a union that is itself such a form: `¬A ∨ ¬B`.
     And(Schema, Schema),
+}
+
+/// Unions remembered with their [`Form`] per conversion.
+const MAX_FORMS: usize = 20_000;
+
+/// A hash of a union's top two levels: variants, lengths, references,
+/// known keys and string schemas (equal unions hash equal).
+fn shape_hash(s: &Schema) -> u64 {
+    use std::hash::{Hash, Hasher};
+    fn node(s: &Schema, h: &mut rustc_hash::FxHasher) {
+        std::mem::discriminant(s).hash(h);
+        match s {
+            Schema::Ref(id) => id.hash(h),
+            Schema::AnyOf(xs) => xs.len().hash(h),
+            Schema::String(st) => st.hash(h),
+            Schema::Const(vs) => vs.len().hash(h),
+            Schema::Array(a) => (a.prefix.len(), a.min_items, a.max_items).hash(h),
+            Schema::Object(o) => {
+                o.properties.iter().for_each(|(k, _)| k.hash(h));
+                o.required.hash(h);
+            }
+            _ => {}
+        }
+    }
+    let mut h = rustc_hash::FxHasher::default();
+    node(s, &mut h);
+    if let Schema::AnyOf(xs) = s {
+        xs.iter().for_each(|x| node(x, &mut h));
+    }
+    h.finish()
 }
 
 /// An exclusive `oneOf`, `∨_i (S ∧ A_i ∧ ∧_{j ~ i} ¬A_j)` over the
@@ -368,6 +401,7 @@ impl<'a> Ctx<'a> {
             approximations_beyond_caveats: 0,
             complement_ids: FxHashMap::default(),
             forms: Vec::new(),
+            form_index: FxHashMap::default(),
             forms_in_use: Vec::new(),
             work: 0,
             matchers: FxHashMap::default(),
@@ -619,11 +653,35 @@ impl<'a> Ctx<'a> {
     /// or `b` is one (so a complement of the intersection of a `not` or an
     /// exclusive `oneOf` with more constraints stays a sum).
     fn keep_form(&mut self, union: Schema, a: &Schema, b: &Schema) -> Schema {
-        let is_form = |s: &Schema| self.forms.iter().any(|(f, _)| f == s);
-        if matches!(union, Schema::AnyOf(_)) && union != *a && union != *b && (is_form(a) || is_form(b)) {
-            self.forms.push((union.clone(), Form::And(a.clone(), b.clone())));
+        if matches!(union, Schema::AnyOf(_))
+            && union != *a
+            && union != *b
+            && (self.find_form(a).is_some() || self.find_form(b).is_some())
+        {
+            self.add_form(union.clone(), Form::And(a.clone(), b.clone()));
         }
         union
+    }
+
+    /// The form registered for this union, if any (see [`Form`]).
+    pub fn find_form(&self, s: &Schema) -> Option<usize> {
+        if !matches!(s, Schema::AnyOf(_)) || self.forms.is_empty() {
+            return None;
+        }
+        self.form_index.get(&shape_hash(s))?.iter().copied().find(|&k| self.forms[k].0 == *s)
+    }
+
+    pub fn form(&self, k: usize) -> Form {
+        self.forms[k].1.clone()
+    }
+
+    /// Remember how `union` was built, up to [`MAX_FORMS`] (past it, its
+    /// complement is distributed: the same set, perhaps a larger schema).
+    pub fn add_form(&mut self, union: Schema, form: Form) {
+        if self.forms.len() < MAX_FORMS && matches!(union, Schema::AnyOf(_)) {
+            self.form_index.entry(shape_hash(&union)).or_default().push(self.forms.len());
+            self.forms.push((union, form));
+        }
     }
 
     pub fn intersect(&mut self, a: &Schema, b: &Schema, path: &str, depth: usize) -> Result<Schema> {
@@ -1250,6 +1308,7 @@ impl<'a> Ctx<'a> {
             self.notes.truncate(notes);
             self.defs.truncate(defs);
             self.forms.truncate(forms);
+            self.form_index.values_mut().for_each(|ks| ks.retain(|&k| k < forms));
             self.def_ids.retain(|_, id| *id < defs);
             self.pair_ids.retain(|_, id| *id < defs);
             self.complement_ids.retain(|k, id| *k < defs && *id < defs);
