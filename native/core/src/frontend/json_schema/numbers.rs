@@ -426,21 +426,24 @@ pub(crate) fn json_number() -> Hir {
 
 /// A JSON number without its sign.
 fn unsigned_number() -> Hir {
-    seq(vec![
-        int_syntax(),
-        frac_syntax(),
-        opt(seq(vec![
-            Hir::class(Class::Bytes(ClassBytes::new([
-                ClassBytesRange::new(b'E', b'E'),
-                ClassBytesRange::new(b'e', b'e'),
-            ]))),
-            opt(Hir::class(Class::Bytes(ClassBytes::new([
-                ClassBytesRange::new(b'+', b'+'),
-                ClassBytesRange::new(b'-', b'-'),
-            ])))),
-            digits(1, None),
-        ])),
-    ])
+    seq(vec![int_syntax(), frac_syntax(), exponent_syntax()])
+}
+
+/// `([eE][+-]?[0-9]+)?`
+fn exponent_syntax() -> Hir {
+    opt(seq(vec![
+        Hir::class(Class::Bytes(ClassBytes::new([ClassBytesRange::new(b'E', b'E'), ClassBytesRange::new(b'e', b'e')]))),
+        opt(Hir::class(Class::Bytes(ClassBytes::new([
+            ClassBytesRange::new(b'+', b'+'),
+            ClassBytesRange::new(b'-', b'-'),
+        ])))),
+        digits(1, None),
+    ]))
+}
+
+/// `0+`
+fn zeros() -> Hir {
+    Hir::repetition(Repetition { min: 1, max: None, greedy: true, sub: Box::new(lit("0")) })
 }
 
 /// `-?(0|[1-9][0-9]*)(\.0+)?`: JSON Schema integers in plain notation
@@ -449,8 +452,7 @@ fn integer_shape(no_point: bool) -> Hir {
     if no_point {
         return seq(vec![opt(lit("-")), int_syntax()]);
     }
-    let zeros = Hir::repetition(Repetition { min: 1, max: None, greedy: true, sub: Box::new(lit("0")) });
-    seq(vec![opt(lit("-")), int_syntax(), opt(seq(vec![lit("."), zeros]))])
+    seq(vec![opt(lit("-")), int_syntax(), opt(seq(vec![lit("."), zeros()]))])
 }
 
 fn digit_of(s: &str, i: usize) -> u8 {
@@ -624,17 +626,8 @@ fn sign_bounds_only(s: &NumberSchema) -> bool {
 /// The texts of [`sign_bounds_only`] numbers, exponents included: the value
 /// is zero when the mantissa's digits are, and negative when signed and not zero.
 fn signed_pattern(s: &NumberSchema) -> Pattern {
-    let exp = opt(seq(vec![
-        Hir::class(Class::Bytes(ClassBytes::new([ClassBytesRange::new(b'E', b'E'), ClassBytesRange::new(b'e', b'e')]))),
-        opt(Hir::class(Class::Bytes(ClassBytes::new([
-            ClassBytesRange::new(b'+', b'+'),
-            ClassBytesRange::new(b'-', b'-'),
-        ])))),
-        digits(1, None),
-    ]));
-    let zeros = Hir::repetition(Repetition { min: 1, max: None, greedy: true, sub: Box::new(lit("0")) });
     let zero =
-        || Pattern::Hir(seq(vec![opt(lit("-")), lit("0"), opt(seq(vec![lit("."), zeros.clone()])), exp.clone()]));
+        || Pattern::Hir(seq(vec![opt(lit("-")), lit("0"), opt(seq(vec![lit("."), zeros()])), exponent_syntax()]));
     let non_negative = || Pattern::Alt(vec![Pattern::Hir(unsigned_number()), zero()]);
     let non_positive = || Pattern::Alt(vec![Pattern::Hir(seq(vec![lit("-"), unsigned_number()])), zero()]);
     let mut parts = vec![Pattern::Hir(json_number())];
@@ -708,9 +701,11 @@ fn plain_texts(d: &Decimal) -> Hir {
     } else {
         Hir::empty()
     };
-    let zeros = Hir::repetition(Repetition { min: 1, max: None, greedy: true, sub: Box::new(lit("0")) });
-    let frac =
-        if d.frac.is_empty() { opt(seq(vec![lit("."), zeros])) } else { seq(vec![lit("."), lit(&d.frac), opt(zeros)]) };
+    let frac = if d.frac.is_empty() {
+        opt(seq(vec![lit("."), zeros()]))
+    } else {
+        seq(vec![lit("."), lit(&d.frac), opt(zeros())])
+    };
     seq(vec![sign, lit(&d.int), frac])
 }
 
