@@ -460,6 +460,46 @@ fn one_of_with_caveated_formats() {
     );
 }
 
+/// A `maxLength` at or above the most a caveated format admits is implied
+/// by the format, unchecked with the format's total (its caveat): it compiles
+/// in strict mode with a note, where a shorter one past the lexer's count is refused.
+#[test]
+fn caveated_formats_imply_long_max_lengths() {
+    for (format, max) in [("email", 1024), ("email", 254), ("hostname", 253)] {
+        let schema = json!({"type": "string", "format": format, "maxLength": max});
+        check(schema.clone(), &[r#""a@b.example""#, r#""b.example""#][usize::from(format == "hostname")..][..1], &[r#""""#]);
+        let (_, notes) = json_schema_grammar(&schema, &JsonSchemaOptions::default()).unwrap();
+        assert!(notes.iter().any(|n| n.contains("implied by format")), "{notes:?}");
+    }
+    let shorter = json!({"type": "string", "format": "email", "maxLength": 253});
+    assert_eq!(error_code(shorter, &JsonSchemaOptions::default()).0, "limit_exceeded");
+}
+
+/// Variants of a tagged union (a required key whose `const`s differ) are
+/// disjoint without intersecting them: two large objects would spend the
+/// work budget on a proof the tags give at once.
+#[test]
+fn tagged_union_variants_are_disjoint_at_a_glance() {
+    let wide = |tag: &str| {
+        let mut props = serde_json::Map::new();
+        props.insert("kind".into(), json!({"const": tag}));
+        for i in 0..40 {
+            props.insert(
+                format!("p{i}"),
+                json!({"type": "object", "properties": {"a": {"type": "array", "items": {"type": "string", "pattern": "^x+$"}}, "b": {"type": "integer", "minimum": i}}}),
+            );
+        }
+        json!({"type": "object", "properties": props, "required": ["kind"]})
+    };
+    let variants = [wide("a"), wide("b"), wide("c")];
+    // The least work (in steps of 100) that building the variants takes, as `anyOf`.
+    let work = |max_work| JsonSchemaOptions { max_work, ..JsonSchemaOptions::default() };
+    let any_of = json!({ "anyOf": variants });
+    let least = (1..).map(|k| 100 * k).find(|&w| json_schema_grammar(&any_of, &work(w)).is_ok()).unwrap();
+    let schema = json!({ "oneOf": variants });
+    check_with(schema, &work(least), &[r#"{"kind":"b","p3":{"b":3}}"#], &[r#"{"kind":"d"}"#, r#"{"p1":{}}"#]);
+}
+
 #[test]
 fn unsupported_keywords() {
     for (schema, keyword) in [

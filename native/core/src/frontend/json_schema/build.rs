@@ -799,6 +799,8 @@ impl Ctx<'_> {
             return Ok(Schema::String(s));
         }
         let limit = self.length_limit(&s)?;
+        let at = format!(" at {}", super::schema::display_path(&child_path(path, "maxLength")));
+        self.drop_implied_max_length(&mut s, limit, &at);
         for (key, value) in [("maxLength", s.max_length), ("minLength", Some(s.min_length))] {
             if value.is_some_and(|v| v > limit) {
                 let kpath = child_path(path, key);
@@ -838,6 +840,23 @@ impl Ctx<'_> {
         Ok(limit)
     }
 
+    /// Drop a `maxLength` above `limit` that a caveated format implies, its
+    /// total being what the caveat leaves unchecked: every longer string the
+    /// format's enforced language admits is in the caveat's slack
+    /// ([`super::formats::caveat_slack`]), so this adds no other error.
+    fn drop_implied_max_length(&mut self, s: &mut StringSchema, limit: u32, at: &str) {
+        let Some(max) = s.max_length.filter(|&m| m > limit) else { return };
+        let implied = s.formats.iter().find_map(|(f, _)| {
+            super::formats::unchecked_total(f).filter(|&total| max >= total).map(|total| (f.clone(), total))
+        });
+        if let Some((f, total)) = implied {
+            self.approximate_format_caveat(format!(
+                "maxLength {max}{at}: implied by format {f:?} (at most {total} characters), whose total is not checked"
+            ));
+            s.max_length = None;
+        }
+    }
+
     /// `s` with its length bounds within [`Ctx::length_limit`], for a string
     /// lexed as one terminal: a bound beyond it is refused (strict) or
     /// dropped with a note (lenient: an over-approximation). Only strings a
@@ -847,6 +866,7 @@ impl Ctx<'_> {
     pub(crate) fn lexer_lengths(&mut self, s: &StringSchema) -> Result<StringSchema> {
         let limit = self.length_limit(s)?;
         let mut s = s.clone();
+        self.drop_implied_max_length(&mut s, limit, "");
         for key in ["maxLength", "minLength"] {
             let value = if key == "maxLength" { s.max_length } else { Some(s.min_length) };
             let Some(value) = value.filter(|&v| v > limit) else { continue };

@@ -176,7 +176,9 @@ fn uri_template() -> String {
 pub(crate) fn format_caveat(name: &str) -> Option<&'static str> {
     match name {
         "hostname" => Some("is checked label by label: the 253-character total and Punycode in `xn--` labels are not"),
-        "email" => Some("domain is checked as a hostname: its 253-character total is not"),
+        "email" => Some(
+            "domain is checked as a hostname: its 253-character total is not, nor the address's 254 (RFC 5321 §4.5.3.1)",
+        ),
         "time" | "date-time" => Some("accepts a leap second (`:60`) at any time when the offset is not zero"),
         _ => None,
     }
@@ -188,15 +190,26 @@ pub(crate) fn format_caveat(name: &str) -> Option<&'static str> {
 /// other alternatives (see `Ctx::caveat_slack`). Each is a superset, argued here:
 /// - `hostname`: the enforced language admits only `[A-Za-z0-9.-]`, and what it
 ///   wrongly admits is longer than 253 characters or has an `xn--` label;
-/// - `email`: the same of its hostname domain, so a wrong one has an
-///   `xn--` label or at least `1 + 1 + 254` printable ASCII characters (the
-///   whole language is printable ASCII);
+/// - `email`: the same of its hostname domain, or longer than 254
+///   characters, so a wrong one has an `xn--` label or at least 255
+///   printable ASCII characters (the whole language is printable ASCII);
 /// - `time`, `date-time`: a wrong one has a leap second, `:60`.
 pub(crate) fn caveat_slack(name: &str) -> Option<&'static [&'static str]> {
     match name {
         "hostname" => Some(&["^[A-Za-z0-9.-]{254}", "[Xx][Nn]--"]),
-        "email" => Some(&["^[\\x20-\\x7E]{256}", "[Xx][Nn]--"]),
+        "email" => Some(&["^[\\x20-\\x7E]{255}", "[Xx][Nn]--"]),
         "time" | "date-time" => Some(&[":60"]),
+        _ => None,
+    }
+}
+
+/// The most characters a caveated format admits, when its caveat is that
+/// this total is not checked: a `maxLength` at or above it is implied by
+/// the format, and unchecked with it (see `Ctx::string`).
+pub(crate) fn unchecked_total(name: &str) -> Option<u32> {
+    match name {
+        "hostname" => Some(253),
+        "email" => Some(254),
         _ => None,
     }
 }

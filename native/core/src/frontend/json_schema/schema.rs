@@ -1281,12 +1281,42 @@ impl<'a> Ctx<'a> {
 
     /// Provably no value is valid against both (false when unsure).
     pub fn disjoint(&mut self, a: &Schema, b: &Schema, path: &str) -> Result<bool> {
+        if self.tagged_apart(a, b, 0) {
+            return Ok(true);
+        }
         // Any error on the way (an unsupported combination, the depth
         // limit) means "unsure".
         Ok(match self.undo_on_error(|ctx| ctx.intersect(a, b, path, 0)) {
             Ok(s) => self.is_never(&s, 0),
             Err(_) => false,
         })
+    }
+
+    /// A cheap proof that `a` and `b` share no value (false when unsure),
+    /// tried before an intersection that may cost much: the variants of a
+    /// tagged union, each a large object, require a key whose `const`s differ.
+    fn tagged_apart(&self, a: &Schema, b: &Schema, depth: usize) -> bool {
+        if depth > 16 {
+            return false;
+        }
+        match (a, b) {
+            (Schema::Never, _) | (_, Schema::Never) => true,
+            (Schema::Ref(id), _) => match &self.defs[*id].state {
+                DefState::Done(body) => self.tagged_apart(body, b, depth + 1),
+                _ => false,
+            },
+            (_, Schema::Ref(_)) => self.tagged_apart(b, a, depth + 1),
+            (Schema::AnyOf(xs), _) => xs.iter().all(|x| self.tagged_apart(x, b, depth + 1)),
+            (_, Schema::AnyOf(_)) => self.tagged_apart(b, a, depth + 1),
+            (Schema::Const(xs), Schema::Const(ys)) => !xs.iter().any(|x| ys.iter().any(|y| json_equal(x, y))),
+            (Schema::Object(x), Schema::Object(y)) => {
+                x.required.iter().filter(|k| y.required.contains(k)).any(|k| match (x.property(k), y.property(k)) {
+                    (Some(p), Some(q)) => self.tagged_apart(p, q, depth + 1),
+                    _ => false,
+                })
+            }
+            _ => false,
+        }
     }
 
     /// Run `f`; if it fails, forget the notes and definitions it added and
