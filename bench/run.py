@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """glrmask benchmarks: Static and Dynamic side by side with llguidance, xgrammar and outlines-core.
 
-    python bench/run.py --suite all          # JSONSchemaBench sample + CFG suite + hyphen sweep
+    python bench/run.py --suite all          # JSONSchemaBench sample + issue 22's keywords + CFG suite + hyphens
 
 One process, one thread; each (engine, grammar) job runs in a forked child (warm vocabularies inherited)
 under a compile deadline, a run deadline and an address-space cap. Every engine gets the same token
@@ -33,7 +33,15 @@ from glrbench.engines import EOS_ID, Glrmask, Llguidance, OutlinesCore, Xgrammar
 from glrbench.isolate import run_isolated  # noqa: E402
 from glrbench.measure import measure_isolated  # noqa: E402
 from glrbench.recheck import recheck  # noqa: E402
-from glrbench.workloads import DATA, JSB_SUBSETS, cfg_cases, jsb_sample, jsb_warmup, sha256  # noqa: E402
+from glrbench.workloads import (  # noqa: E402
+    DATA,
+    JSB_SUBSETS,
+    cfg_cases,
+    jsb_sample,
+    jsb_warmup,
+    keyword_sample,
+    sha256,
+)
 
 # The engines whose slowest masks are rerun (issue 5's targets are theirs).
 RECHECKED = ["glrmask-static", "glrmask-static-warm"]
@@ -284,7 +292,7 @@ def run_hyphen(args) -> list[dict]:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--suite", default="all", help="jsb, cfg, hyphen, or all (comma-separated)")
+    ap.add_argument("--suite", default="all", help="jsb, keywords, cfg, hyphen, or all (comma-separated)")
     ap.add_argument(
         "--engines", default="glrmask-static,glrmask-static-warm,glrmask-dynamic,llguidance,xgrammar,outlines-core"
     )
@@ -292,6 +300,9 @@ def main() -> int:
     ap.add_argument("--per-subset", type=int, default=20, help="JSONSchemaBench schemas per subset (10 subsets)")
     ap.add_argument(
         "--subsets", default=",".join(JSB_SUBSETS), help="JSONSchemaBench subsets (comma-separated; default: all 10)"
+    )
+    ap.add_argument(
+        "--per-construction", type=int, default=4, help="schemas per construction of issue 22 (suite keywords)"
     )
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--max-instances", type=int, default=1, help="valid instances per schema")
@@ -318,7 +329,7 @@ def main() -> int:
     ap.add_argument("--out", default=None, help="results folder (default bench/results/<date>)")
     args = ap.parse_args()
 
-    suites = {"jsb", "cfg", "hyphen"} if args.suite == "all" else set(args.suite.split(","))
+    suites = {"jsb", "keywords", "cfg", "hyphen"} if args.suite == "all" else set(args.suite.split(","))
     out = Path(args.out) if args.out else BENCH / "results" / dt.date.today().isoformat()
     out.mkdir(parents=True, exist_ok=True)
     meta = machine_info()
@@ -349,6 +360,26 @@ def main() -> int:
         if args.recheck_runs:
             log(f"rechecking the {args.recheck_top} slowest Static masks (JSB)")
             meta["rechecks"] += recheck(jsb_records, engines, args, RECHECKED, args.recheck_top)
+    if "keywords" in suites:
+        import logging
+
+        import glrmask
+
+        logging.getLogger("glrmask").setLevel(logging.ERROR)  # a selection, not the run: its notes are not news
+
+        def compiles(schema) -> bool:
+            try:
+                glrmask.Grammar.from_json_schema(schema, whitespace="flexible", any_order=True)
+                return True
+            except glrmask.GlrmaskError:
+                return False
+
+        cases = keyword_sample(
+            tokenizer, args.seed, args.per_construction, args.max_instances, args.token_cap, compiles
+        )
+        meta["keyword_schemas"] = [(c.group, c.workload.name) for c in cases]
+        log(f"issue 22's constructions: {len(cases)} schemas")
+        records += run_cases(cases, engines, args, args.dynamic_mask_steps)
     if "cfg" in suites:
         cases = cfg_cases(tokenizer, args.seed, args.cfg_token_cap, args.cfg_token_cap)
         meta["cfg_inputs"] = {c.group: [len(s) for s in c.sequences] for c in cases}

@@ -106,6 +106,72 @@ def jsb_warmup(seed: int, per_subset: int, k: int) -> list[Workload]:
     return out
 
 
+# ------------------------------------------------------------------------------ issue 22's constructions
+
+# Maps whose keys are names (of properties, definitions), not keywords.
+_NAME_MAPS = {"properties", "patternProperties", "$defs", "definitions", "dependentSchemas", "dependencies"}
+_VALUES = {"enum", "const", "examples", "default", "required", "dependentRequired"}
+
+
+def _keywords(schema, out: set[str]) -> set[str]:
+    """The keywords used anywhere in ``schema`` (a property named ``not`` is not one), with ``long length`` for a
+    ``minLength``/``maxLength``/``minItems``/``maxItems`` above 512 (counted by the grammar in chunks)."""
+    if isinstance(schema, list):
+        for x in schema:
+            _keywords(x, out)
+    elif isinstance(schema, dict):
+        for k, v in schema.items():
+            out.add(k)
+            if k in ("minLength", "maxLength", "minItems", "maxItems") and isinstance(v, int) and v > 512:
+                out.add("long length")
+            if k in _NAME_MAPS and isinstance(v, dict):
+                for x in v.values():
+                    _keywords(x, out)
+            elif k not in _VALUES:
+                _keywords(v, out)
+    return out
+
+
+# Construction -> the keywords that use it.
+CONSTRUCTIONS = {
+    "not": {"not"},
+    "if/then/else": {"if"},
+    "dependencies": {"dependencies", "dependentRequired", "dependentSchemas"},
+    "contains": {"contains"},
+    "oneOf": {"oneOf"},
+    "long length": {"long length"},
+}
+
+
+def keyword_sample(
+    tokenizer, seed: int, per_construction: int, max_instances: int, token_cap: int, compiles
+) -> list[Case]:
+    """Up to ``per_construction`` schemas for each of issue 22's constructions: seeded over every JSONSchemaBench
+    schema with a valid instance that uses it and that ``compiles(schema)`` (glrmask converts it without
+    ``lenient``, so the construction is enforced exactly). A schema counts for one construction only."""
+    pool = [(subset, r) for subset in JSB_SUBSETS for r in _jsb_rows(subset)]
+    random.Random(f"keywords:{seed}").shuffle(pool)
+    used = {(subset, r["id"]): _keywords(r["schema"], set()) for subset, r in pool}
+    cases, taken = [], set()
+    for name, keys in CONSTRUCTIONS.items():
+        n = 0
+        for subset, r in pool:
+            if n == per_construction:
+                break
+            if (subset, r["id"]) in taken or not keys & used[(subset, r["id"])] or not compiles(r["schema"]):
+                continue
+            taken.add((subset, r["id"]))
+            n += 1
+            seqs, complete = [], []
+            for t in [t for t in r["tests"] if t["valid"]][:max_instances]:
+                ids, full = encode(tokenizer, serialize_instance(t["data"]), token_cap)
+                seqs.append(ids)
+                complete.append(full)
+            w = Workload(f"{subset}/{r['id']}", json_schema=r["schema"])
+            cases.append(Case("keywords", name, w, seqs, complete, {"schema_bytes": len(json.dumps(r["schema"]))}))
+    return cases
+
+
 # ---------------------------------------------------------------------------------------------- CFG suite
 
 JSON_FILES = [

@@ -238,6 +238,37 @@ def _violation_section(viol: list[dict]) -> list[str]:
     return parts
 
 
+def keywords_md(meta, records, viol) -> str:
+    """Issue 22's constructions (`not`, `if`, `dependencies`, `contains`, exclusive `oneOf`, long lengths): each
+    engine over the schemas that use one, so their compile time and masks stand beside the sample's."""
+    recs = [r for r in records if r["suite"] == "keywords"]
+    if not recs:
+        return ""
+    a = meta["args"]
+    parts = [
+        _header(meta, "JSON Schema keywords of issue 22"),
+        f"Up to {a['per_construction']} JSONSchemaBench schemas per construction (seed {a['seed']}, over every "
+        "subset), each using the keyword and converted by glrmask without `lenient` (so enforced exactly, the "
+        "construction included); a schema counts for the first construction it uses. Instances, options and "
+        "limits as in `jsb.md`. Peers that ignore a keyword (xgrammar: `not`, `if`, `dependencies`, "
+        "`contains`; `oneOf` as `anyOf`) enforce less here: their rows measure a weaker grammar.",
+        "",
+    ]
+    rows = []
+    for g in dict.fromkeys(r["group"] for r in recs):
+        for e in ENGINE_ORDER:
+            rs = [r for r in recs if r["group"] == g and r["engine"] == e]
+            if rs:
+                rows.append([g] + report.engine_row(e, rs))
+    parts += [md_table(["construction"] + HEADER, rows), "", "Schemas:", ""]
+    for g in dict.fromkeys(r["group"] for r in recs):
+        names = sorted({r["workload"] for r in recs if r["group"] == g})
+        parts.append(f"- {g}: " + ", ".join(f"`{n}`" for n in names))
+    parts += [""]
+    parts += _violation_section([v for v in viol if v["suite"] == "keywords"])
+    return "\n".join(parts)
+
+
 def cfg_md(meta, records, tokenizer, viol) -> str:
     recs = [r for r in records if r["suite"] == "cfg"]
     if not recs:
@@ -393,6 +424,7 @@ def write_all(out: Path, meta: dict, records: list[dict], hyphen_rows: list[dict
     )
     for name, text in (
         ("jsb.md", jsb_md(meta, records, tokenizer, viol)),
+        ("keywords.md", keywords_md(meta, records, viol)),
         ("cfg.md", cfg_md(meta, records, tokenizer, viol)),
         ("hyphen.md", hyphen_md(meta, hyphen_rows)),
     ):
