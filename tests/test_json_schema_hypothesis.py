@@ -1109,3 +1109,44 @@ def test_complements_of_not_and_exclusive_one_of_match_the_reference(schema):
     values.extend([a, b] for a, b in itertools.product(objects[::5], repeat=2))
     for value in values:
         assert accepts(constraint, dumps_plain(value)) == is_valid(schema, value), (schema, value)
+
+
+@pytest.mark.parametrize(
+    "schema",
+    [
+        {
+            "type": "object",
+            "dependentSchemas": {
+                "t": {"properties": {"g": {"enum": ["f", "d"]}}},
+                "u": {"properties": {"g": {"enum": ["d", 0]}}},
+                "v": {"properties": {"g": {"const": ""}}},
+            },
+        },
+        # The same shape beside a dependency of another kind and a closed object.
+        {
+            "type": "object",
+            "properties": {"t": {}, "u": {"type": "string"}, "g": {"enum": ["f", "d", 0]}, "v": {}},
+            "additionalProperties": False,
+            "dependentRequired": {"v": ["t"]},
+            "dependentSchemas": {
+                "t": {"properties": {"g": {"enum": ["f"]}}},
+                "u": {"properties": {"g": {"enum": ["f", "d"]}}},
+                "v": {"properties": {"g": {"enum": ["d", 0]}}},
+            },
+        },
+    ],
+)
+def test_dependencies_on_one_property_match_the_reference(schema):
+    """Dependencies that each limit one property to some values (a discriminator, as in
+    mongodb-atlas-search-index-definition's 17) are built together, split by that property's value:
+    every small object, against jsonschema."""
+    import itertools
+
+    constraint = glrmask.Grammar.from_json_schema(schema, any_order=True).compile(BYTES)
+    values: list = [None, "f", []]
+    for n in range(5):
+        for keys in itertools.combinations(["t", "u", "g", "v"], n):
+            for vals in itertools.product(["f", "d", "", 0], repeat=n):
+                values.append(dict(zip(keys, vals)))
+    for value in values:
+        assert accepts(constraint, dumps_plain(value)) == is_valid(schema, value), (schema, value)

@@ -467,7 +467,11 @@ fn one_of_with_caveated_formats() {
 fn caveated_formats_imply_long_max_lengths() {
     for (format, max) in [("email", 1024), ("email", 254), ("hostname", 253)] {
         let schema = json!({"type": "string", "format": format, "maxLength": max});
-        check(schema.clone(), &[r#""a@b.example""#, r#""b.example""#][usize::from(format == "hostname")..][..1], &[r#""""#]);
+        check(
+            schema.clone(),
+            &[r#""a@b.example""#, r#""b.example""#][usize::from(format == "hostname")..][..1],
+            &[r#""""#],
+        );
         let (_, notes) = json_schema_grammar(&schema, &JsonSchemaOptions::default()).unwrap();
         assert!(notes.iter().any(|n| n.contains("implied by format")), "{notes:?}");
     }
@@ -498,6 +502,44 @@ fn tagged_union_variants_are_disjoint_at_a_glance() {
     let least = (1..).map(|k| 100 * k).find(|&w| json_schema_grammar(&any_of, &work(w)).is_ok()).unwrap();
     let schema = json!({ "oneOf": variants });
     check_with(schema, &work(least), &[r#"{"kind":"b","p3":{"b":3}}"#], &[r#"{"kind":"d"}"#, r#"{"p1":{}}"#]);
+}
+
+/// Many dependencies on one discriminator (mongodb-atlas-search-index-definition:
+/// 17 keys, each allowed for some values of `type`) are built together, one
+/// alternative per class of values: one by one, they distribute into an
+/// alternative per subset of keys and spend the work budget.
+#[test]
+fn dependencies_on_one_discriminator_are_built_together() {
+    let kinds = ["a", "b", "c", "d", "e", "f", "g", "h"];
+    let mut properties = serde_json::Map::new();
+    let mut deps = serde_json::Map::new();
+    properties.insert("type".into(), json!({"enum": kinds}));
+    for i in 0..16 {
+        let key = format!("k{i}");
+        properties.insert(key.clone(), json!({"type": "integer"}));
+        let allowed = [kinds[i % 8], kinds[(i * 3 + 1) % 8]];
+        deps.insert(key, json!({"properties": {"type": {"enum": allowed}}}));
+    }
+    let schema =
+        json!({"type": "object", "properties": properties, "additionalProperties": false, "dependencies": deps});
+    let options = JsonSchemaOptions { max_work: 20_000, ..JsonSchemaOptions::default() };
+    check_with(
+        schema,
+        &options,
+        &[
+            r#"{}"#,
+            r#"{"type":"a","k0":1,"k8":2}"#,
+            r#"{"k0":1,"k1":2,"k2":3}"#,
+            r#"{"type":"b","k0":1}"#,
+            r#"{"type":"e","k1":1}"#,
+        ],
+        &[
+            r#"{"type":"a","k1":1}"#,
+            r#"{"type":"d","k1":1}"#,
+            r#"{"type":"c","k0":1}"#,
+            r#"{"type":"a","k0":1,"k2":1}"#,
+        ],
+    );
 }
 
 #[test]

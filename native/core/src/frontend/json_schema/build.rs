@@ -495,6 +495,10 @@ impl Ctx<'_> {
 
     /// `dependentRequired`, `dependentSchemas` and draft-7 `dependencies`:
     /// for each key, objects without it, or with it and what it needs.
+    /// Dependencies that each only limit one property `P` to some values
+    /// (a discriminator: `"analyzer": {"properties": {"type": {"enum": [...]}}}`)
+    /// are taken together ([`Ctx::dependencies_on`]): one by one, their
+    /// intersection would distribute into one alternative per subset of keys.
     fn dependencies(
         &mut self,
         mut schema: Schema,
@@ -502,6 +506,8 @@ impl Ctx<'_> {
         path: &str,
         depth: usize,
     ) -> Result<Schema> {
+        // Property -> the dependencies that only limit it.
+        let mut on_property: Vec<(String, Vec<ValueDependency>)> = Vec::new();
         for keyword in ["dependencies", "dependentRequired", "dependentSchemas"] {
             let Some(v) = map.get(keyword) else { continue };
             let kpath = child_path(path, keyword);
@@ -526,15 +532,29 @@ impl Ctx<'_> {
                     }
                     ("dependencies" | "dependentSchemas", _) => {
                         let s = self.build(dep, &dpath, depth + 1)?;
+                        if let Some((property, values)) = property_values(&s).filter(|(p, _)| p != key) {
+                            let entry = ValueDependency { key: key.clone(), values, built: s };
+                            match on_property.iter_mut().find(|(p, _)| *p == property) {
+                                Some((_, deps)) => deps.push(entry),
+                                None => on_property.push((property, vec![entry])),
+                            }
+                            continue;
+                        }
                         self.intersect(&super::complement::has_key(key), &s, path, 0)?
                     }
                     _ => return Err(invalid("a dependency must be a list of property names", &dpath)),
                 };
-                let mut alts = super::complement::non_objects();
-                alts.push(super::complement::lacks_key(key));
-                alts.push(needs);
-                schema = self.intersect(&schema, &any_of(alts), path, 0)?;
+                schema = self.intersect(&schema, &dependency(key, needs), path, 0)?;
             }
+        }
+        for (property, deps) in on_property {
+            let together = if let [only] = &deps[..] {
+                let needs = self.intersect(&super::complement::has_key(&only.key), &only.built, path, 0)?;
+                dependency(&only.key, needs)
+            } else {
+                dependencies_on(&property, &deps)
+            };
+            schema = self.intersect(&schema, &together, path, 0)?;
         }
         Ok(schema)
     }
@@ -1121,4 +1141,86 @@ fn has_in_place_applicators(map: &Map<String, Value>) -> bool {
     ]
     .iter()
     .any(|k| map.contains_key(*k))
+}
+
+/// A dependency whose objects are limited only in one property, to `values`.
+struct ValueDependency {
+    key: String,
+    values: Vec<Value>,
+    /// The dependency's schema as built (used when it is the only one on its property).
+    built: Schema,
+}
+
+/// Values valid unless they are objects with `key`, or they are and meet `needs`.
+fn dependency(key: &str, needs: Schema) -> Schema {
+    let mut alts = super::complement::non_objects();
+    alts.push(super::complement::lacks_key(key));
+    alts.push(needs);
+    any_of(alts)
+}
+
+/// `(P, values)` when a dependency's objects are limited only in the
+/// property `P`, to finitely many values (`{"properties": {"P": {"enum": [...]}}}`).
+fn property_values(s: &Schema) -> Option<(String, Vec<Value>)> {
+    let mut objects = match s {
+        Schema::Object(o) => vec![&**o],
+        // Without a `type`, the other types are allowed too; only objects have keys.
+        Schema::AnyOf(xs) => {
+            xs.iter().filter_map(|x| if let Schema::Object(o) = x { Some(&**o) } else { None }).collect()
+        }
+        _ => return None,
+    };
+    let o = objects.pop().filter(|_| objects.is_empty())?;
+    let plain = o.required.is_empty()
+        && o.pattern_properties.is_empty()
+        && o.additional == Schema::Any
+        && o.property_names == Schema::Any
+        && o.min_properties == 0
+        && o.max_properties.is_none()
+        && o.witnesses.is_empty();
+    match &o.properties[..] {
+        [(p, Schema::Const(values))] if plain => Some((p.clone(), values.clone())),
+        _ => None,
+    }
+}
+
+/// Dependencies `k_i: {"properties": {P: {"enum": E_i}}}` taken together.
+/// An object meets them all when it lacks `P`, or when `P` is some `v` and it
+/// lacks every `k_i` with `v ∉ E_i`. So the values of `P` split into classes
+/// by which `E_i` hold them. That gives one alternative per class, plus "lacks
+/// `P`" and "lacks every `k_i`" (which covers the values in no `E_i`). One by
+/// one, the intersections would distribute into an alternative per subset of
+/// the keys.
+fn dependencies_on(property: &str, deps: &[ValueDependency]) -> Schema {
+    let mut classes: Vec<(Vec<Value>, Vec<bool>)> = Vec::new();
+    for v in deps.iter().flat_map(|d| &d.values) {
+        if classes.iter().any(|(vs, _)| vs.iter().any(|x| super::schema::json_equal(x, v))) {
+            continue;
+        }
+        let held: Vec<bool> = deps.iter().map(|d| d.values.iter().any(|x| super::schema::json_equal(x, v))).collect();
+        match classes.iter_mut().find(|(_, h)| *h == held) {
+            Some((vs, _)) => vs.push(v.clone()),
+            None => classes.push((vec![v.clone()], held)),
+        }
+    }
+    let lacking = |keys: &mut dyn Iterator<Item = &String>| {
+        let mut o = ObjectSchema::any(Schema::Any);
+        for k in keys {
+            // A key may have a dependency under `dependencies` and `dependentSchemas` both.
+            if o.property(k).is_none() {
+                o.properties.push((k.clone(), Schema::Never));
+            }
+        }
+        o
+    };
+    let mut alts = super::complement::non_objects();
+    alts.push(super::complement::lacks_key(property));
+    alts.push(simplify_object(lacking(&mut deps.iter().map(|d| &d.key))));
+    for (values, held) in classes {
+        let mut o = lacking(&mut deps.iter().zip(&held).filter(|(_, h)| !**h).map(|(d, _)| &d.key));
+        o.properties.push((property.to_string(), Schema::Const(values)));
+        o.required.push(property.to_string());
+        alts.push(simplify_object(o));
+    }
+    any_of(alts)
 }

@@ -38,7 +38,7 @@
 //! | `oneOf` | exact: `anyOf` when the alternatives are provably disjoint (at a glance for a tagged union: a required key whose `const`s differ), else each alternative ∧ the complements of those it may overlap (a `oneOf` alone in an `allOf` branch is built beside the rest of the schema, so a discriminator only the parent requires counts); alternatives whose only approximation is a format caveat are exact up to that caveat when its slack meets no other alternative (`hostname`/`ipv4`/`ipv6`); refused when such a complement is not expressed or grows too large (lenient: read as `anyOf`). Complements of an exclusive `oneOf`, a `not` and their intersections are read off their parts (`¬S ∨ ∧¬A_i ∨ (A_i ∧ A_j)`), not distributed |
 //! | `not` | exact by complement ([`complement`]); refused when the complement is not expressed (a counted `contains` past 255, a member witness whose keys are no region of an object schema), grows too large, or the negated schema is itself approximated (lenient: ignored) |
 //! | `if`/`then`/`else` | exact: `(if ∧ then) ∨ (¬if ∧ else)`; without a complement of `if`, refused (lenient: `then ∨ else`) |
-//! | `dependentRequired`, `dependentSchemas`, `dependencies` | exact: per key, objects without it or with what it needs |
+//! | `dependentRequired`, `dependentSchemas`, `dependencies` | exact: per key, objects without it or with what it needs; dependencies that each only limit one property to some values (a discriminator) together, one alternative per class of its values |
 //! | `unevaluated*` | as `additional*` when no in-place applicator sits beside it; else refused |
 //! | `uniqueItems`, `$recursiveRef` | refused (lenient: ignored) |
 //! | remote `$ref` | refused (`remote_ref`) |
