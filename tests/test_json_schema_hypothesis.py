@@ -1150,3 +1150,26 @@ def test_dependencies_on_one_property_match_the_reference(schema):
                 values.append(dict(zip(keys, vals)))
     for value in values:
         assert accepts(constraint, dumps_plain(value)) == is_valid(schema, value), (schema, value)
+
+
+@pytest.mark.parametrize(
+    "schema",
+    [
+        {"type": "array", "items": {"enum": ["f", "d", 0]}, "uniqueItems": True},
+        {"type": "array", "items": {"type": "boolean"}, "uniqueItems": True, "minItems": 1},
+        {"type": "array", "prefixItems": [{"const": "f"}], "items": {"enum": ["d", "f", None]}, "uniqueItems": True},
+        {"type": "array", "items": {"enum": [[], {}, [0], {"f": 0}]}, "uniqueItems": True, "maxItems": 3},
+    ],
+)
+def test_unique_items_over_a_tiny_domain_match_the_reference(schema):
+    """`uniqueItems` over items of at most 4 values, enforced as the finitely many arrays without a
+    repeat: every array of up to 5 items over those values and a few others, against jsonschema."""
+    import itertools
+
+    constraint = glrmask.Grammar.from_json_schema(schema).compile(BYTES)
+    pool = ["f", "d", 0, None, True, False, [], {}, [0], {"f": 0}, "x"]
+    values: list = [None, "f", {}]
+    for n in range(6):
+        values.extend(list(p) for p in itertools.product(pool[:6] if n > 3 else pool, repeat=n))
+    for value in values:
+        assert accepts(constraint, dumps_plain(value)) == is_valid(schema, value), (schema, value)

@@ -542,6 +542,34 @@ fn dependencies_on_one_discriminator_are_built_together() {
     );
 }
 
+/// `uniqueItems` over items that take at most 4 values (booleans, a small
+/// `enum`): finitely many arrays have no repeat, and they are enforced exactly.
+#[test]
+fn unique_items_over_a_tiny_domain() {
+    check(
+        json!({"type": "array", "items": {"enum": ["a", "b", "c"]}, "uniqueItems": true}),
+        &["[]", r#"["a"]"#, r#"["b","a","c"]"#, r#"["c","b"]"#],
+        &[r#"["a","a"]"#, r#"["a","b","a"]"#, r#"["d"]"#, r#"["a","b","c","a"]"#],
+    );
+    check(
+        json!({"type": "array", "items": {"type": "boolean"}, "uniqueItems": true, "minItems": 1}),
+        &["[true]", "[false,true]"],
+        &["[]", "[true,true]", "[false,true,false]"],
+    );
+    // A tuple: the prefix and the rest take values from one small domain.
+    check(
+        json!({"type": "array", "prefixItems": [{"const": 1}], "items": {"enum": [1, 2, null]}, "uniqueItems": true}),
+        &["[1]", "[1,2]", "[1,null,2]"],
+        &["[1,1]", "[2]", "[1,2,2]"],
+    );
+    let five = json!({"type": "array", "items": {"enum": ["a", "b", "c", "d", "e"]}, "uniqueItems": true});
+    assert_eq!(error_code(five, &JsonSchemaOptions::default()), ("unsupported_keyword", Some("/uniqueItems".into())));
+    assert_eq!(
+        error_code(json!({"uniqueItems": true}), &JsonSchemaOptions::default()),
+        ("unsupported_keyword", Some("/uniqueItems".into()))
+    );
+}
+
 #[test]
 fn unsupported_keywords() {
     for (schema, keyword) in [

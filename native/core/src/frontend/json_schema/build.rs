@@ -588,12 +588,13 @@ impl Ctx<'_> {
 
     /// `anyOf` over the allowed types, each with its own keywords.
     fn typed(&mut self, map: &Map<String, Value>, path: &str, depth: usize) -> Result<Schema> {
-        self.check_keywords(map, path)?;
         let types = match self.type_set(map, path)? {
             Some(t) => t,
             // No `type` and no keyword for any type: no constraint at all
             // (keeps `{"$ref": ...}` a plain reference, so recursion stays lazy).
-            None if !TYPE_KEYWORDS.iter().any(|k| map.contains_key(*k)) => return Ok(Schema::Any),
+            None if !TYPE_KEYWORDS.iter().any(|k| map.contains_key(*k)) && !unique_items(map) => {
+                return Ok(Schema::Any)
+            }
             None => TYPES.to_vec(),
         };
         let mut alts = Vec::new();
@@ -613,30 +614,6 @@ impl Ctx<'_> {
             alts.push(s);
         }
         Ok(any_of(alts))
-    }
-
-    /// Keywords that are refused (or noted) wherever they appear.
-    fn check_keywords(&mut self, map: &Map<String, Value>, path: &str) -> Result<()> {
-        if let Some(v) = map.get("uniqueItems") {
-            let trivially = map.get("maxItems").and_then(Value::as_u64).is_some_and(|m| m <= 1);
-            if *v == Value::Bool(true) && !trivially && self.allows_type(map, "array") {
-                self.unsupported(
-                    "uniqueItems",
-                    &child_path(path, "uniqueItems"),
-                    "uniqueness of items is not context-free",
-                )?;
-            }
-        }
-        Ok(())
-    }
-
-    fn allows_type(&self, map: &Map<String, Value>, t: &str) -> bool {
-        match map.get("type") {
-            None => true,
-            Some(Value::String(s)) => s == t,
-            Some(Value::Array(xs)) => xs.iter().any(|x| x.as_str() == Some(t)),
-            _ => true,
-        }
     }
 
     fn enum_values(&mut self, map: &Map<String, Value>, path: &str) -> Result<Option<Vec<Value>>> {
@@ -971,7 +948,68 @@ impl Ctx<'_> {
                 witnesses.push((0, s));
             }
         }
-        Ok(simplify_array(ArraySchema { prefix, items, min_items, max_items, witnesses, counted }))
+        // The values the items can take, when finitely many.
+        let domain = prefix.iter().chain([&items]).map(|s| self.finite_values(s, 0)).collect::<Option<Vec<_>>>();
+        let array = simplify_array(ArraySchema { prefix, items, min_items, max_items, witnesses, counted });
+        if !unique_items(map) || max_items.is_some_and(|m| m <= 1) {
+            return Ok(array);
+        }
+        let mut values: Vec<Value> = Vec::new();
+        for v in domain.iter().flatten().flatten() {
+            if !values.iter().any(|x| super::schema::json_equal(x, v)) {
+                values.push(v.clone());
+            }
+        }
+        if domain.is_none() || values.len() > MAX_UNIQUE_DOMAIN {
+            let why = format!(
+                "uniqueness of items is not context-free; it is enforced only where the items take at most {MAX_UNIQUE_DOMAIN} values"
+            );
+            self.unsupported("uniqueItems", &child_path(path, "uniqueItems"), &why)?;
+            return Ok(array);
+        }
+        // Finitely many arrays have no repeated item: each is a `const`, and
+        // the array schema keeps those it admits.
+        let mut arrays = vec![Vec::new()];
+        let mut frontier = vec![Vec::new()];
+        while !frontier.is_empty() {
+            let mut next = Vec::new();
+            for seq in &frontier {
+                for v in &values {
+                    if !seq.contains(v) {
+                        let mut longer: Vec<Value> = seq.clone();
+                        longer.push(v.clone());
+                        next.push(longer);
+                    }
+                }
+            }
+            arrays.extend(next.iter().cloned());
+            frontier = next;
+        }
+        let arrays = Schema::Const(arrays.into_iter().map(Value::Array).collect());
+        self.intersect(&arrays, &array, path, 0)
+    }
+
+    /// The values `s` admits when they are finitely many and known here.
+    fn finite_values(&self, s: &Schema, depth: usize) -> Option<Vec<Value>> {
+        if depth > 32 {
+            return None;
+        }
+        match s {
+            Schema::Never => Some(Vec::new()),
+            Schema::Null => Some(vec![Value::Null]),
+            Schema::Boolean(None) => Some(vec![Value::Bool(false), Value::Bool(true)]),
+            Schema::Boolean(Some(b)) => Some(vec![Value::Bool(*b)]),
+            Schema::Const(vs) => Some(vs.clone()),
+            Schema::AnyOf(xs) => {
+                let parts = xs.iter().map(|x| self.finite_values(x, depth + 1)).collect::<Option<Vec<_>>>()?;
+                Some(parts.concat())
+            }
+            Schema::Ref(id) => match &self.defs[*id].state {
+                DefState::Done(body) => self.finite_values(body, depth + 1),
+                _ => None,
+            },
+            _ => None,
+        }
     }
 
     /// `contains` counted by `minContains`/`maxContains`: `None` where that is
@@ -1150,6 +1188,15 @@ struct ValueDependency {
     /// The dependency's schema as built (used when it is the only one on its property).
     built: Schema,
 }
+
+/// `uniqueItems: true` is in `map`.
+fn unique_items(map: &Map<String, Value>) -> bool {
+    map.get("uniqueItems") == Some(&Value::Bool(true))
+}
+
+/// The most distinct values items may take for `uniqueItems` to be enforced:
+/// the arrays without a repeat are then at most 65 (`1 + 4 + 12 + 24 + 24`).
+const MAX_UNIQUE_DOMAIN: usize = 4;
 
 /// Values valid unless they are objects with `key`, or they are and meet `needs`.
 fn dependency(key: &str, needs: Schema) -> Schema {

@@ -40,7 +40,8 @@
 //! | `if`/`then`/`else` | exact: `(if ∧ then) ∨ (¬if ∧ else)`; without a complement of `if`, refused (lenient: `then ∨ else`) |
 //! | `dependentRequired`, `dependentSchemas`, `dependencies` | exact: per key, objects without it or with what it needs; dependencies that each only limit one property to some values (a discriminator) together, one alternative per class of its values |
 //! | `unevaluated*` | as `additional*` when no in-place applicator sits beside it; else refused |
-//! | `uniqueItems`, `$recursiveRef` | refused (lenient: ignored) |
+//! | `uniqueItems` | exact where the items take at most 4 values (booleans, a small `enum`): the finitely many arrays without a repeat, as `const`s; else refused (lenient: ignored) |
+//! | `$recursiveRef` | refused (lenient: ignored) |
 //! | remote `$ref` | refused (`remote_ref`) |
 //! | annotations, unknown keywords, unknown formats, `content*` | not constraints; unknown formats and `content*` are reported as notes |
 //!

@@ -50,7 +50,8 @@ pub struct JsonSchemaOptions {
     /// `false`, `format` is an annotation, the 2019-09/2020-12 default.
     /// Default `true`: generation wants well-formed dates, URIs, ...
     pub format_assertion: bool,
-    /// Over-approximate what cannot be enforced (`uniqueItems`, `not`,
+    /// Over-approximate what cannot be enforced (`uniqueItems` over more
+    /// than 4 item values, `not`,
     /// `if`/`then`/`else`, non-disjoint `oneOf`, ...) instead of refusing the
     /// schema; everything ignored is returned with its JSON pointer. Default `false`.
     pub lenient: bool,
