@@ -1122,30 +1122,43 @@ def test_complements_of_not_and_exclusive_one_of_match_the_reference(schema):
                 "v": {"properties": {"g": {"const": ""}}},
             },
         },
-        # The same shape beside a dependency of another kind and a closed object.
+        # Five and more are built together (one alternative per class of g's values).
         {
             "type": "object",
-            "properties": {"t": {}, "u": {"type": "string"}, "g": {"enum": ["f", "d", 0]}, "v": {}},
+            "dependentSchemas": {
+                "t": {"properties": {"g": {"enum": ["f", "d"]}}},
+                "u": {"properties": {"g": {"enum": ["d", 0]}}},
+                "v": {"properties": {"g": {"const": ""}}},
+                "w": {"properties": {"g": {"enum": ["f"]}}},
+                "x": {"properties": {"g": {"enum": [0, ""]}}},
+            },
+        },
+        # The same beside a dependency of another kind and a closed object.
+        {
+            "type": "object",
+            "properties": {"t": {}, "u": {"type": "string"}, "g": {"enum": ["f", "d", 0]}, "v": {}, "w": {}, "x": {}},
             "additionalProperties": False,
             "dependentRequired": {"v": ["t"]},
             "dependentSchemas": {
                 "t": {"properties": {"g": {"enum": ["f"]}}},
                 "u": {"properties": {"g": {"enum": ["f", "d"]}}},
                 "v": {"properties": {"g": {"enum": ["d", 0]}}},
+                "w": {"properties": {"g": {"enum": ["d"]}}},
+                "x": {"properties": {"g": {"enum": ["f", 0]}}},
             },
         },
     ],
 )
 def test_dependencies_on_one_property_match_the_reference(schema):
     """Dependencies that each limit one property to some values (a discriminator, as in
-    mongodb-atlas-search-index-definition's 17) are built together, split by that property's value:
-    every small object, against jsonschema."""
+    mongodb-atlas-search-index-definition's 17): from 5 on they are built together, split by that
+    property's value; every small object, against jsonschema."""
     import itertools
 
     constraint = glrmask.Grammar.from_json_schema(schema, any_order=True).compile(BYTES)
     values: list = [None, "f", []]
-    for n in range(5):
-        for keys in itertools.combinations(["t", "u", "g", "v"], n):
+    for n in range(7):
+        for keys in itertools.combinations(["t", "u", "g", "v", "w", "x"], n):
             for vals in itertools.product(["f", "d", "", 0], repeat=n):
                 values.append(dict(zip(keys, vals)))
     for value in values:

@@ -495,9 +495,9 @@ impl Ctx<'_> {
 
     /// `dependentRequired`, `dependentSchemas` and draft-7 `dependencies`:
     /// for each key, objects without it, or with it and what it needs.
-    /// Dependencies that each only limit one property `P` to some values
+    /// Many dependencies that each only limit one property `P` to some values
     /// (a discriminator: `"analyzer": {"properties": {"type": {"enum": [...]}}}`)
-    /// are taken together ([`Ctx::dependencies_on`]): one by one, their
+    /// are taken together ([`dependencies_on`]): one by one, their
     /// intersection would distribute into one alternative per subset of keys.
     fn dependencies(
         &mut self,
@@ -506,8 +506,9 @@ impl Ctx<'_> {
         path: &str,
         depth: usize,
     ) -> Result<Schema> {
-        // Property -> the dependencies that only limit it.
-        let mut on_property: Vec<(String, Vec<ValueDependency>)> = Vec::new();
+        // In order: each key with what it needs, or with the values it allows
+        // some property (grouped below when many limit the same one).
+        let mut entries: Vec<(String, Needs)> = Vec::new();
         for keyword in ["dependencies", "dependentRequired", "dependentSchemas"] {
             let Some(v) = map.get(keyword) else { continue };
             let kpath = child_path(path, keyword);
@@ -516,7 +517,7 @@ impl Ctx<'_> {
             };
             for (key, dep) in deps {
                 let dpath = child_path(&kpath, key);
-                let needs = match (keyword, dep) {
+                let entry = match (keyword, dep) {
                     ("dependencies" | "dependentRequired", Value::Array(names)) => {
                         let mut o = ObjectSchema::any(Schema::Any);
                         for name in std::iter::once(key.as_str()).chain(names.iter().filter_map(Value::as_str)) {
@@ -528,33 +529,52 @@ impl Ctx<'_> {
                         if names.iter().any(|n| !n.is_string()) {
                             return Err(invalid("a dependency must be a list of property names", &dpath));
                         }
-                        simplify_object(o)
+                        (key.clone(), Needs::Schema(simplify_object(o)))
                     }
                     ("dependencies" | "dependentSchemas", _) => {
                         let s = self.build(dep, &dpath, depth + 1)?;
-                        if let Some((property, values)) = property_values(&s).filter(|(p, _)| p != key) {
-                            let entry = ValueDependency { key: key.clone(), values, built: s };
-                            match on_property.iter_mut().find(|(p, _)| *p == property) {
-                                Some((_, deps)) => deps.push(entry),
-                                None => on_property.push((property, vec![entry])),
+                        match property_values(&s).filter(|(p, _)| p != key) {
+                            Some((property, values)) => {
+                                (property, Needs::Values(ValueDependency { key: key.clone(), values, built: s }))
                             }
-                            continue;
+                            None => (
+                                key.clone(),
+                                Needs::Schema(self.intersect(&super::complement::has_key(key), &s, path, 0)?),
+                            ),
                         }
-                        self.intersect(&super::complement::has_key(key), &s, path, 0)?
                     }
                     _ => return Err(invalid("a dependency must be a list of property names", &dpath)),
                 };
-                schema = self.intersect(&schema, &dependency(key, needs), path, 0)?;
+                entries.push(entry);
             }
         }
-        for (property, deps) in on_property {
-            let together = if let [only] = &deps[..] {
-                let needs = self.intersect(&super::complement::has_key(&only.key), &only.built, path, 0)?;
-                dependency(&only.key, needs)
-            } else {
-                dependencies_on(&property, &deps)
+        let on =
+            |property: &str| entries.iter().filter(|(p, e)| matches!(e, Needs::Values(_)) && p == property).count();
+        let grouped: Vec<String> = entries
+            .iter()
+            .filter(|(p, e)| matches!(e, Needs::Values(_)) && on(p) >= GROUPED_DEPENDENCIES)
+            .map(|(p, _)| p.clone())
+            .collect();
+        let mut groups: Vec<(String, Vec<ValueDependency>)> = Vec::new();
+        for (name, entry) in entries {
+            let (key, needs) = match entry {
+                Needs::Schema(needs) => (name, needs),
+                Needs::Values(d) if grouped.contains(&name) => {
+                    match groups.iter_mut().find(|(p, _)| *p == name) {
+                        Some((_, ds)) => ds.push(d),
+                        None => groups.push((name, vec![d])),
+                    }
+                    continue;
+                }
+                Needs::Values(d) => {
+                    let needs = self.intersect(&super::complement::has_key(&d.key), &d.built, path, 0)?;
+                    (d.key, needs)
+                }
             };
-            schema = self.intersect(&schema, &together, path, 0)?;
+            schema = self.intersect(&schema, &dependency(&key, needs), path, 0)?;
+        }
+        for (property, deps) in groups {
+            schema = self.intersect(&schema, &dependencies_on(&property, &deps), path, 0)?;
         }
         Ok(schema)
     }
@@ -1181,11 +1201,24 @@ fn has_in_place_applicators(map: &Map<String, Value>) -> bool {
     .any(|k| map.contains_key(*k))
 }
 
+/// From this many dependencies on one property they are built together
+/// ([`dependencies_on`]); fewer distribute into at most 16 alternatives one
+/// by one, whose complements (an exclusive `oneOf` around them) come cheaper
+/// than those of the overlapping alternatives built together.
+const GROUPED_DEPENDENCIES: usize = 5;
+
+/// What a dependency's key needs: a schema, or only values of one property
+/// (the entry's name is then that property's).
+enum Needs {
+    Schema(Schema),
+    Values(ValueDependency),
+}
+
 /// A dependency whose objects are limited only in one property, to `values`.
 struct ValueDependency {
     key: String,
     values: Vec<Value>,
-    /// The dependency's schema as built (used when it is the only one on its property).
+    /// The dependency's schema as built (used when too few limit its property to group them).
     built: Schema,
 }
 
