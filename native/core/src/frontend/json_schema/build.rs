@@ -968,10 +968,15 @@ impl Ctx<'_> {
                 witnesses.push((0, s));
             }
         }
+        let unique = unique_items(map) && max_items.is_none_or(|m| m > 1);
         // The values the items can take, when finitely many.
-        let domain = prefix.iter().chain([&items]).map(|s| self.finite_values(s, 0)).collect::<Option<Vec<_>>>();
+        let domain = if unique {
+            prefix.iter().chain([&items]).map(|s| self.finite_values(s, 0)).collect::<Option<Vec<_>>>()
+        } else {
+            None
+        };
         let array = simplify_array(ArraySchema { prefix, items, min_items, max_items, witnesses, counted });
-        if !unique_items(map) || max_items.is_some_and(|m| m <= 1) {
+        if !unique {
             return Ok(array);
         }
         let mut values: Vec<Value> = Vec::new();
@@ -1283,7 +1288,7 @@ fn dependencies_on(property: &str, deps: &[ValueDependency]) -> Schema {
             None => classes.push((vec![v.clone()], held)),
         }
     }
-    let lacking = |keys: &mut dyn Iterator<Item = &String>| {
+    fn lacking<'k>(keys: impl Iterator<Item = &'k String>) -> ObjectSchema {
         let mut o = ObjectSchema::any(Schema::Any);
         for k in keys {
             // A key may have a dependency under `dependencies` and `dependentSchemas` both.
@@ -1292,12 +1297,12 @@ fn dependencies_on(property: &str, deps: &[ValueDependency]) -> Schema {
             }
         }
         o
-    };
+    }
     let mut alts = super::complement::non_objects();
     alts.push(super::complement::lacks_key(property));
-    alts.push(simplify_object(lacking(&mut deps.iter().map(|d| &d.key))));
+    alts.push(simplify_object(lacking(deps.iter().map(|d| &d.key))));
     for (values, held) in classes {
-        let mut o = lacking(&mut deps.iter().zip(&held).filter(|(_, h)| !**h).map(|(d, _)| &d.key));
+        let mut o = lacking(deps.iter().zip(&held).filter(|(_, h)| !**h).map(|(d, _)| &d.key));
         o.properties.push((property.to_string(), Schema::Const(values)));
         o.required.push(property.to_string());
         alts.push(simplify_object(o));
