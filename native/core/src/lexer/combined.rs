@@ -87,29 +87,33 @@ impl LexerDfa {
             1
         };
         let mut trans = vec![0u32; num_classes]; // dead row
+                                                 // One scratch list, looked up by slice: a new list is allocated only
+                                                 // for a new state (most transitions lead to known ones).
+        let mut next: Vec<(TerminalId, u32)> = Vec::new();
         let mut i = 1;
         while i < components.len() {
-            let comps = components[i].clone();
-            i += 1;
             for &rep in &class_reps {
-                let next: Vec<(TerminalId, u32)> = comps
-                    .iter()
-                    .filter_map(|&(t, s)| {
-                        let d = &terminals[t.index()];
-                        let s2 = d.next(s, rep);
-                        d.live[s2 as usize].then_some((t, s2))
-                    })
-                    .collect();
-                let len = components.len() as u32;
-                let id = *ids.entry(next.clone()).or_insert_with(|| {
-                    components.push(next);
-                    len
-                });
+                next.clear();
+                next.extend(components[i].iter().filter_map(|&(t, s)| {
+                    let d = &terminals[t.index()];
+                    let s2 = d.next(s, rep);
+                    d.live[s2 as usize].then_some((t, s2))
+                }));
+                let id = match ids.get(next.as_slice()) {
+                    Some(&id) => id,
+                    None => {
+                        let id = components.len() as u32;
+                        ids.insert(next.clone(), id);
+                        components.push(next.clone());
+                        id
+                    }
+                };
                 if components.len() > limits.max_lexer_dfa_states {
                     return Err(Error::limit("max_lexer_dfa_states", components.len(), limits.max_lexer_dfa_states));
                 }
                 trans.push(id);
             }
+            i += 1;
         }
         // Priorities only break ties between terminals accepting the same lexeme.
         let accepts = components

@@ -133,17 +133,13 @@ impl TermDfa {
             live: Vec::new(),
             accepts_later: Vec::new(),
         };
-        dfa.compute_derived();
+        // Every state but the dead one is live by construction (dead blocks
+        // were all numbered 0), so the derived vectors need no search.
+        dfa.live = (0..m).map(|s| s != 0).collect();
+        dfa.accepts_later =
+            (0..m).map(|s| dfa.trans[s * num_classes..(s + 1) * num_classes].iter().any(|&t| t != 0)).collect();
         dfa.compact_classes();
         dfa
-    }
-
-    fn compute_derived(&mut self) {
-        self.live = live_states(self.num_classes, &self.trans, &self.accept);
-        let n = self.num_states();
-        self.accepts_later = (0..n)
-            .map(|s| (0..self.num_classes).any(|c| self.live[self.trans[s * self.num_classes + c] as usize]))
-            .collect();
     }
 
     /// Merge byte classes that behave identically in every state.
@@ -302,11 +298,14 @@ impl TermDfa {
 
     pub fn from_pattern(pattern: &Pattern, max_states: usize) -> Result<TermDfa> {
         match pattern {
+            // Parts go through the cache: an object's "any other key" is
+            // `And(Not(keys), string content)`, and the content's DFA is the
+            // same for every object of every schema.
             Pattern::And(parts) => {
-                let dfas = parts.iter().map(|p| TermDfa::from_pattern(p, max_states)).collect::<Result<Vec<_>>>()?;
+                let dfas = parts.iter().map(|p| TermDfa::cached(p, max_states)).collect::<Result<Vec<_>>>()?;
                 TermDfa::product(&dfas, max_states)
             }
-            Pattern::Not(inner) => Ok(TermDfa::from_pattern(inner, max_states)?.complement()),
+            Pattern::Not(inner) => Ok(TermDfa::cached(inner, max_states)?.complement()),
             _ => {
                 let mut nfa = Nfa::default();
                 let frag = pattern_fragment(&mut nfa, pattern, max_states)?;
@@ -331,7 +330,7 @@ fn pattern_fragment(nfa: &mut Nfa, pattern: &Pattern, max_states: usize) -> Resu
             // Several alternatives that are automata already: their union,
             // minimised step by step, rather than one subset construction
             // over all of them at once.
-            let dfas = parts.iter().map(|p| TermDfa::from_pattern(p, max_states)).collect::<Result<Vec<_>>>()?;
+            let dfas = parts.iter().map(|p| TermDfa::cached(p, max_states)).collect::<Result<Vec<_>>>()?;
             TermDfa::union(&dfas, max_states)?.embed(nfa)
         }
         Pattern::Alt(parts) => {
@@ -344,7 +343,7 @@ fn pattern_fragment(nfa: &mut Nfa, pattern: &Pattern, max_states: usize) -> Resu
         Pattern::Repeat { pattern, min, max } => {
             nfa.repeat(*min, *max, &mut |nfa| pattern_fragment(nfa, pattern, max_states))
         }
-        Pattern::And(_) | Pattern::Not(_) => TermDfa::from_pattern(pattern, max_states)?.embed(nfa),
+        Pattern::And(_) | Pattern::Not(_) => TermDfa::cached(pattern, max_states)?.embed(nfa),
     }
 }
 
@@ -382,16 +381,24 @@ pub fn merge_classes<'a>(maps: impl Iterator<Item = &'a [u8; 256]>) -> ([u8; 256
 
 fn live_states(num_classes: usize, trans: &[u32], accept: &[bool]) -> Vec<bool> {
     let n = accept.len();
-    let mut reverse: Vec<Vec<u32>> = vec![Vec::new(); n];
+    // Reverse edges in one flat array (counting sort by target).
+    let mut start = vec![0u32; n + 1];
+    for &t in trans {
+        start[t as usize + 1] += 1;
+    }
     for s in 0..n {
-        for c in 0..num_classes {
-            reverse[trans[s * num_classes + c] as usize].push(s as u32);
-        }
+        start[s + 1] += start[s];
+    }
+    let mut fill = start.clone();
+    let mut reverse = vec![0u32; trans.len()];
+    for (i, &t) in trans.iter().enumerate() {
+        reverse[fill[t as usize] as usize] = (i / num_classes) as u32;
+        fill[t as usize] += 1;
     }
     let mut live = accept.to_vec();
     let mut stack: Vec<u32> = (0..n as u32).filter(|&s| accept[s as usize]).collect();
     while let Some(s) = stack.pop() {
-        for &p in &reverse[s as usize] {
+        for &p in &reverse[start[s as usize] as usize..start[s as usize + 1] as usize] {
             if !live[p as usize] {
                 live[p as usize] = true;
                 stack.push(p);
