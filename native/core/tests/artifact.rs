@@ -252,3 +252,28 @@ fn linked_constraints_mask_like_composed_sources_and_survive_save_load() {
     let foreign = compile(grammars().remove(3).1, &vocab_of(&other), Optimization::FastBuild);
     assert_eq!(host.bind_constraint("payload", &foreign).unwrap_err().code(), "vocab_mismatch");
 }
+
+/// Writes the `artifact` fuzz target's seeds (`native/fuzz/seeds/artifact`)
+/// from this file's grammars, when `GLRMASK_WRITE_FUZZ_SEEDS` is set: rerun
+/// it whenever [`artifact::FORMAT_VERSION`] changes, or the seeds stop at
+/// the header check. Each seed is the harness's 9-byte head, then a saved
+/// constraint with its vocabulary embedded.
+#[test]
+fn write_fuzz_seeds() {
+    if std::env::var_os("GLRMASK_WRITE_FUZZ_SEEDS").is_none() {
+        return;
+    }
+    let vocab = vocab_of(&tokens());
+    let head: Vec<u8> = (0..9).map(|i| 2 * i).collect();
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../fuzz/seeds/artifact");
+    let mut chosen: Vec<(Grammar, Optimization)> = Vec::new();
+    for (i, (_, g)) in grammars().into_iter().enumerate() {
+        chosen.push((g, if i % 2 == 0 { Optimization::FastRuntime } else { Optimization::FastBuild }));
+    }
+    chosen.push((grammars().remove(4).1, Optimization::FastBuild));
+    for (i, (g, opt)) in chosen.into_iter().enumerate() {
+        let mut seed = head.clone();
+        seed.extend(save(&compile(g, &vocab, opt), false).unwrap());
+        std::fs::write(dir.join(i.to_string()), seed).unwrap();
+    }
+}

@@ -51,6 +51,43 @@ pub mod shared_source {
     }
 }
 
+/// `Vec<Arc<TokenSet>>`: each distinct set once, then one index per class.
+/// Token classes of different configurations often hold the same tokens (a
+/// string's interior in every key and value), and the Static tables share
+/// those sets; written out one per class they were ~95% of an artifact.
+pub mod interned_sets {
+    use super::*;
+    use crate::mask::compiled::classes::TokenSet;
+
+    pub fn serialize<S: Serializer>(sets: &[Arc<TokenSet>], s: S) -> Result<S::Ok, S::Error> {
+        let mut ids: rustc_hash::FxHashMap<&TokenSet, u32> = rustc_hash::FxHashMap::default();
+        let mut distinct: Vec<&TokenSet> = Vec::new();
+        let index: Vec<u32> = sets
+            .iter()
+            .map(|set| {
+                *ids.entry(set.as_ref()).or_insert_with(|| {
+                    distinct.push(set.as_ref());
+                    count(distinct.len() - 1)
+                })
+            })
+            .collect();
+        (distinct, index).serialize(s)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Arc<TokenSet>>, D::Error> {
+        let (distinct, index): (Vec<TokenSet>, Vec<u32>) = Deserialize::deserialize(d)?;
+        let distinct: Vec<Arc<TokenSet>> = distinct.into_iter().map(Arc::new).collect();
+        index
+            .into_iter()
+            .map(|i| {
+                distinct.get(i as usize).cloned().ok_or_else(|| {
+                    D::Error::custom(format!("token set {i} of a class is past the {} stored", distinct.len()))
+                })
+            })
+            .collect()
+    }
+}
+
 /// Rebuild a tree from post-order nodes: `arity` says how many finished
 /// subtrees a node takes from the stack, `build` makes the node from them.
 fn rebuild<N, T, E: serde::de::Error>(

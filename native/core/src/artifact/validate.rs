@@ -235,7 +235,7 @@ pub fn static_tables(g: &CompiledGrammar, vocab: &Vocab, c: &TokenClasses, dwa: 
     }
     let words = vocab.len().div_ceil(32);
     for set in &c.tokens {
-        match set {
+        match set.as_ref() {
             TokenSet::List(ids) => {
                 ensure!(ids.iter().all(|&t| (t as usize) < vocab.len()), "class token id");
             }

@@ -12,7 +12,9 @@
 //! Terminal sequences are hash-consed into one global trie shared by all
 //! configurations, so the Parser DWA simulates each sequence prefix once.
 
-use rustc_hash::FxHashMap;
+use std::sync::Arc;
+
+use rustc_hash::{FxHashMap, FxHashSet};
 
 use crate::compile::CompiledGrammar;
 use crate::error::{Error, Result};
@@ -82,7 +84,7 @@ impl SeqTrie {
 pub type Outcome = (SeqId, u32);
 
 /// Tokens of one class, stored densely when large.
-#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum TokenSet {
     List(Vec<u32>),
     Bits(BitSet),
@@ -194,7 +196,8 @@ pub struct TokenClasses {
     #[serde(skip)]
     pub config_spans: Vec<Vec<Span>>,
     pub outcomes: Vec<Vec<Outcome>>,
-    pub tokens: Vec<TokenSet>,
+    #[serde(with = "crate::artifact::codec::interned_sets")]
+    pub tokens: Vec<Arc<TokenSet>>,
 }
 
 /// A branch of the lexer walk: the terminals already emitted (`seq`), the
@@ -705,12 +708,24 @@ impl TokenClasses {
         let n = vocab.len();
         let mut key_classes = Vec::with_capacity(keys.len());
         let mut outcomes: Vec<Vec<Outcome>> = Vec::new();
-        let mut tokens: Vec<TokenSet> = Vec::new();
+        let mut tokens: Vec<Arc<TokenSet>> = Vec::new();
+        // Classes of different keys often hold the same tokens (a string's
+        // interior under every key): one shared set each.
+        let mut distinct: FxHashSet<Arc<TokenSet>> = FxHashSet::default();
         for classes in per_key {
             let first = outcomes.len() as u32;
             for (outcome, class_tokens) in classes {
                 outcomes.push(outcome);
-                tokens.push(class_tokens.finish(n));
+                let set = class_tokens.finish(n);
+                let shared = match distinct.get(&set) {
+                    Some(shared) => shared.clone(),
+                    None => {
+                        let shared = Arc::new(set);
+                        distinct.insert(shared.clone());
+                        shared
+                    }
+                };
+                tokens.push(shared);
             }
             key_classes.push((first, outcomes.len() as u32));
         }

@@ -283,7 +283,7 @@ pub fn static_mask(
     scratch.live = live;
     for class in scratch.result.iter() {
         scratch.stats.classes += 1;
-        match &classes.tokens[class] {
+        match &*classes.tokens[class] {
             super::classes::TokenSet::Bits(_) => scratch.stats.big_classes += 1,
             super::classes::TokenSet::List(l) => scratch.stats.listed_tokens += l.len(),
         }
