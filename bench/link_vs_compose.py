@@ -60,6 +60,8 @@ def main() -> None:
     times: dict[str, list[float]] = {k: [] for k in ["child", "link", "compose", "save", "load"]}
     masks: dict[str, list[float]] = {"linked": [], "composed": []}
     skipped = 0
+    sizes: list[float] = []
+    engines: set[tuple[str, str]] = set()
     for i, row in enumerate(rows):
         try:
             t = time.perf_counter()
@@ -80,6 +82,11 @@ def main() -> None:
         t5 = time.perf_counter()
         for k, v in zip(times, [t1 - t, t2 - t1, t3 - t2, t4 - t3, t5 - t4]):
             times[k].append(v * 1e3)
+        sizes.append(len(data) / 1024)
+        # `save` waited for the linked constraint's background Static build; wait for the composed one's too, so
+        # both masks are timed on the engine each settles on.
+        composed.wait_static()
+        engines.add((linked.engine, composed.engine))
         rng = random.Random(i)
         a, b = linked.start(), composed.start()
         for _ in range(30):
@@ -111,6 +118,10 @@ def main() -> None:
             f"| {k} | {statistics.median(xs):.2f} | {pct(xs, 0.9):.2f} | {pct(xs, 0.99):.2f} "
             f"| {max(xs):.2f} | {statistics.mean(xs):.2f} |"
         )
+    print(
+        f"\nlinked artifact (external vocabulary): p50 {statistics.median(sizes):.0f} KiB, max {max(sizes):.0f} KiB; "
+        f"engines (linked, composed) when masked: {sorted(engines)}"
+    )
     ratio = [lk / c for lk, c in zip(times["link"], times["compose"]) if c > 0]
     print(f"\nlink / compose per schema: median {statistics.median(ratio):.2f}, p90 {pct(ratio, 0.9):.2f}\n")
     print("| mask (µs) | p50 | p99 | max |")
