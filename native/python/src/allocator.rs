@@ -8,6 +8,14 @@
 //! masks right after; decommitted memory is handed back and faulted in again,
 //! and the page faults (zeroing) were most of the time of a large compile
 //! under `perf`. `MIMALLOC_PURGE_DECOMMITS` in the environment still wins.
+//!
+//! mimalloc is built with `no_thp` (Cargo.toml): it would otherwise
+//! `madvise(MADV_HUGEPAGE)` every 2 MiB-aligned region it maps, and where the
+//! kernel's THP mode is `madvise` each first touch of such a region zeroes
+//! 2 MiB and may compact memory synchronously. A process's first compile
+//! took 27-53 ms in 4 of 6 fresh processes that way, against 4-6 ms without
+//! (`Glaiveai2K` schema, FAST_BUILD, compile + first mask). The rest of the
+//! process (torch's allocator, for one) keeps the system's THP setting.
 
 use libmimalloc_sys::{mi_collect, mi_option_get, mi_option_set, mi_option_t};
 use pyo3::prelude::*;
