@@ -6,8 +6,10 @@
 //! longest-match exclusions track (DESIGN §3): two exclusion states are equal
 //! exactly when the terminal's futures are equal.
 
+use std::hash::{Hash, Hasher};
 use std::rc::Rc;
 
+use regex_syntax::hir::{Class, Hir, HirKind};
 use rustc_hash::FxHashMap;
 
 use super::nfa::{Fragment, Nfa, NfaState};
@@ -35,10 +37,99 @@ pub const DEAD: u32 = 0;
 /// Bound of [`TermDfa::cached`]'s memory (keys and tables).
 const TERM_DFA_CACHE_BYTES: usize = 64 << 20;
 
+/// DFAs by pattern: a structural hash finds the candidates, equality
+/// decides (a hash collision must not hand out another terminal's DFA).
 #[derive(Default)]
 struct TermDfaCache {
-    entries: rustc_hash::FxHashMap<String, std::sync::Arc<TermDfa>>,
+    entries: rustc_hash::FxHashMap<u64, Vec<CachedDfa>>,
     bytes: usize,
+}
+
+struct CachedDfa {
+    max_states: usize,
+    pattern: Pattern,
+    dfa: std::sync::Arc<TermDfa>,
+}
+
+/// Hash `p` by structure (regex HIR included) into `h`; returns its node
+/// count, the cache's measure of the pattern's size. Formatting the pattern
+/// as the key instead was 15% of a small schema's grammar compile.
+fn hash_pattern(p: &Pattern, h: &mut impl Hasher) -> usize {
+    match p {
+        Pattern::Hir(hir) => {
+            0u8.hash(h);
+            hash_hir(hir, h)
+        }
+        Pattern::Concat(ps) | Pattern::Alt(ps) | Pattern::And(ps) => {
+            (if matches!(p, Pattern::Concat(_)) {
+                1u8
+            } else if matches!(p, Pattern::Alt(_)) {
+                2
+            } else {
+                3
+            })
+            .hash(h);
+            ps.len().hash(h);
+            1 + ps.iter().map(|q| hash_pattern(q, h)).sum::<usize>()
+        }
+        Pattern::Repeat { pattern, min, max } => {
+            4u8.hash(h);
+            (min, max).hash(h);
+            1 + hash_pattern(pattern, h)
+        }
+        Pattern::Not(q) => {
+            5u8.hash(h);
+            1 + hash_pattern(q, h)
+        }
+    }
+}
+
+fn hash_hir(hir: &Hir, h: &mut impl Hasher) -> usize {
+    match hir.kind() {
+        HirKind::Empty => {
+            0u8.hash(h);
+            1
+        }
+        HirKind::Literal(lit) => {
+            1u8.hash(h);
+            lit.0.hash(h);
+            1
+        }
+        HirKind::Class(Class::Unicode(c)) => {
+            2u8.hash(h);
+            for r in c.ranges() {
+                (r.start(), r.end()).hash(h);
+            }
+            1 + c.ranges().len()
+        }
+        HirKind::Class(Class::Bytes(c)) => {
+            3u8.hash(h);
+            for r in c.ranges() {
+                (r.start(), r.end()).hash(h);
+            }
+            1 + c.ranges().len()
+        }
+        HirKind::Look(look) => {
+            4u8.hash(h);
+            look.as_repr().hash(h);
+            1
+        }
+        HirKind::Repetition(rep) => {
+            5u8.hash(h);
+            (rep.min, rep.max, rep.greedy).hash(h);
+            1 + hash_hir(&rep.sub, h)
+        }
+        HirKind::Capture(cap) => {
+            6u8.hash(h);
+            (cap.index, &cap.name).hash(h);
+            1 + hash_hir(&cap.sub, h)
+        }
+        HirKind::Concat(hs) | HirKind::Alternation(hs) => {
+            (if matches!(hir.kind(), HirKind::Concat(_)) { 7u8 } else { 8 }).hash(h);
+            hs.len().hash(h);
+            1 + hs.iter().map(|x| hash_hir(x, h)).sum::<usize>()
+        }
+    }
 }
 
 static TERM_DFA_CACHE: std::sync::OnceLock<std::sync::Mutex<TermDfaCache>> = std::sync::OnceLock::new();
@@ -70,6 +161,20 @@ impl TermDfa {
     /// compute the derived vectors.
     fn from_raw(classes: [u8; 256], num_classes: usize, trans: Vec<u32>, accept: Vec<bool>, start: u32) -> TermDfa {
         let (block_of, num_blocks) = minimize(num_classes, &trans, &accept);
+        Self::from_blocks(classes, num_classes, &trans, &accept, start, &block_of, num_blocks)
+    }
+
+    /// The quotient of a raw DFA by a partition of its states into blocks of
+    /// equivalent states: renumbered (dead = 0) with the derived vectors.
+    fn from_blocks(
+        classes: [u8; 256],
+        num_classes: usize,
+        trans: &[u32],
+        accept: &[bool],
+        start: u32,
+        block_of: &[u32],
+        num_blocks: usize,
+    ) -> TermDfa {
         let n = accept.len();
         // Liveness per block, to find the dead block.
         let mut block_trans = vec![0u32; num_blocks * num_classes];
@@ -230,10 +335,22 @@ impl TermDfa {
         Ok(TermDfa::from_raw(classes, num_classes, trans, accept, 0))
     }
 
-    /// Complement over all byte strings.
+    /// Complement over all byte strings. A minimal complete DFA's states stay
+    /// pairwise distinguishable with accepting flipped, so the complement is
+    /// minimal as it stands: renumbered (the old dead state now accepts
+    /// everything), not minimised again.
     pub fn complement(&self) -> TermDfa {
-        let accept = self.accept.iter().map(|a| !a).collect();
-        TermDfa::from_raw(self.classes, self.num_classes, self.trans.clone(), accept, self.start)
+        let accept: Vec<bool> = self.accept.iter().map(|a| !a).collect();
+        let identity: Vec<u32> = (0..self.num_states() as u32).collect();
+        TermDfa::from_blocks(
+            self.classes,
+            self.num_classes,
+            &self.trans,
+            &accept,
+            self.start,
+            &identity,
+            identity.len(),
+        )
     }
 
     /// Embed into an NFA as a fragment whose holes are the accepting states.
@@ -276,13 +393,23 @@ impl TermDfa {
     /// literals, whitespace), and building their DFAs was ~80% of compiling a
     /// small JSON Schema (4 of 5 ms); the cache makes the second one free.
     pub fn cached(pattern: &Pattern, max_states: usize) -> Result<TermDfa> {
-        let key = format!("{max_states}|{pattern:?}");
+        let mut hasher = rustc_hash::FxHasher::default();
+        let nodes = hash_pattern(pattern, &mut hasher);
+        max_states.hash(&mut hasher);
+        let key = hasher.finish();
         let cache = TERM_DFA_CACHE.get_or_init(Default::default);
-        if let Some(dfa) = cache.lock().unwrap_or_else(|e| e.into_inner()).entries.get(&key) {
-            return Ok((**dfa).clone());
+        {
+            let cache = cache.lock().unwrap_or_else(|e| e.into_inner());
+            if let Some(hit) = cache
+                .entries
+                .get(&key)
+                .and_then(|c| c.iter().find(|c| c.max_states == max_states && c.pattern == *pattern))
+            {
+                return Ok((*hit.dfa).clone());
+            }
         }
         let dfa = TermDfa::from_pattern(pattern, max_states)?;
-        let bytes = key.len() + dfa.trans.len() * 4 + dfa.accept.len() * 3 + 512;
+        let bytes = nodes * 64 + dfa.trans.len() * 4 + dfa.accept.len() * 3 + 512;
         if bytes <= TERM_DFA_CACHE_BYTES / 8 {
             let mut cache = cache.lock().unwrap_or_else(|e| e.into_inner());
             if cache.bytes + bytes > TERM_DFA_CACHE_BYTES {
@@ -291,7 +418,8 @@ impl TermDfa {
                 cache.bytes = 0;
             }
             cache.bytes += bytes;
-            cache.entries.insert(key, std::sync::Arc::new(dfa.clone()));
+            let entry = CachedDfa { max_states, pattern: pattern.clone(), dfa: std::sync::Arc::new(dfa.clone()) };
+            cache.entries.entry(key).or_default().push(entry);
         }
         Ok(dfa)
     }
@@ -576,7 +704,13 @@ fn minimize(num_classes: usize, trans: &[u32], accept: &[bool]) -> (Vec<u32>, us
     }
 
     let mut partition = Partition::new(accept);
-    let mut work: Vec<u32> = (0..partition.len() as u32).collect();
+    // The DFA is complete, so the smaller of the two initial blocks is a
+    // splitter enough (Hopcroft): the other one holds the dead state, whose
+    // inverse transitions are most of the table.
+    let mut work: Vec<u32> = match partition.len() {
+        2 => vec![if partition.members(0).len() <= partition.members(1).len() { 0 } else { 1 }],
+        _ => (0..partition.len() as u32).collect(),
+    };
     let mut touched: Vec<u32> = Vec::new();
     let mut members: Vec<u32> = Vec::new();
     while let Some(a) = work.pop() {
@@ -830,6 +964,10 @@ mod minimize_tests {
             let min = TermDfa::from_raw(classes, k, trans.clone(), accept.clone(), start);
             // Dead state 0 plus one state per live Myhill–Nerode class.
             prop_assert_eq!(min.num_states(), 1 + moore_live_classes(k, &trans, &accept, start));
+            // The complement, built without minimising again, is minimal too.
+            let flipped: Vec<bool> = accept.iter().map(|a| !a).collect();
+            let comp = min.complement();
+            prop_assert_eq!(comp.num_states(), 1 + moore_live_classes(k, &trans, &flipped, start));
             // Same language on every string of length ≤ 6.
             let mut words: Vec<Vec<u8>> = vec![vec![]];
             for _ in 0..6 {
@@ -846,6 +984,7 @@ mod minimize_tests {
                     s = trans[s as usize * k + b as usize];
                 }
                 prop_assert_eq!(min.matches(w), accept[s as usize], "word {:?}", w);
+                prop_assert_eq!(comp.matches(w), !accept[s as usize], "complement, word {:?}", w);
             }
         }
     }
