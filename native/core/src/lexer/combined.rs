@@ -86,9 +86,10 @@ impl LexerDfa {
             components.push(start);
             1
         };
-        let mut trans = vec![0u32; num_classes]; // dead row
-                                                 // One scratch list, looked up by slice: a new list is allocated only
-                                                 // for a new state (most transitions lead to known ones).
+        // The dead state's row first.
+        let mut trans = vec![0u32; num_classes];
+        // One scratch list, looked up by slice: a new list is allocated only
+        // for a new state (most transitions lead to known ones).
         let mut next: Vec<(TerminalId, u32)> = Vec::new();
         let mut i = 1;
         while i < components.len() {
