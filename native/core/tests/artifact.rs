@@ -254,15 +254,14 @@ fn linked_constraints_mask_like_composed_sources_and_survive_save_load() {
 }
 
 /// Writes the `artifact` fuzz target's seeds (`native/fuzz/seeds/artifact`)
-/// from this file's grammars, when `GLRMASK_WRITE_FUZZ_SEEDS` is set: rerun
-/// it whenever [`artifact::FORMAT_VERSION`] changes, or the seeds stop at
-/// the header check. Each seed is the harness's 9-byte head, then a saved
-/// constraint with its vocabulary embedded.
+/// from this file's grammars: rerun it whenever [`artifact::FORMAT_VERSION`]
+/// changes, or the seeds stop at the header check. Each seed is the
+/// harness's 9-byte head, then a saved constraint with its vocabulary
+/// embedded. A generator, not a check: `cargo test --test artifact
+/// write_fuzz_seeds -- --ignored`.
 #[test]
+#[ignore = "writes native/fuzz/seeds/artifact; run when the artifact format changes"]
 fn write_fuzz_seeds() {
-    if std::env::var_os("GLRMASK_WRITE_FUZZ_SEEDS").is_none() {
-        return;
-    }
     let vocab = vocab_of(&tokens());
     let head: Vec<u8> = (0..9).map(|i| 2 * i).collect();
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../fuzz/seeds/artifact");
