@@ -468,7 +468,8 @@ impl<'a> TailReach<'a> {
 /// unions of them already taken.
 struct ExitLists {
     lists: Vec<Vec<Exit>>,
-    ids: FxHashMap<Vec<Exit>, u32>,
+    /// Ids of the lists by their hash (each list stored once, in `lists`).
+    ids: FxHashMap<u64, smallvec::SmallVec<[u32; 1]>>,
     unions: FxHashMap<Vec<u32>, u32>,
 }
 
@@ -487,12 +488,19 @@ impl ExitLists {
         }
         list.sort_unstable();
         list.dedup();
-        if let Some(&id) = self.ids.get(&list) {
+        let hash = {
+            let mut h = rustc_hash::FxHasher::default();
+            list.hash(&mut h);
+            h.finish()
+        };
+        let lists = &self.lists;
+        let ids = self.ids.entry(hash).or_default();
+        if let Some(&id) = ids.iter().find(|&&id| lists[id as usize] == list) {
             return id;
         }
         let id = self.lists.len() as u32;
-        self.lists.push(list.clone());
-        self.ids.insert(list, id);
+        ids.push(id);
+        self.lists.push(list);
         id
     }
 
