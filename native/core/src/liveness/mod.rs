@@ -40,7 +40,7 @@
 //! independent membership oracle in the tests checks them against plain
 //! enumeration.
 
-use std::hash::{Hash, Hasher};
+use std::hash::{BuildHasher, Hash};
 
 use rustc_hash::FxHashMap;
 
@@ -488,11 +488,7 @@ impl ExitLists {
         }
         list.sort_unstable();
         list.dedup();
-        let hash = {
-            let mut h = rustc_hash::FxHasher::default();
-            list.hash(&mut h);
-            h.finish()
-        };
+        let hash = rustc_hash::FxBuildHasher.hash_one(&list);
         let lists = &self.lists;
         let ids = self.ids.entry(hash).or_default();
         if let Some(&id) = ids.iter().find(|&&id| lists[id as usize] == list) {
@@ -546,11 +542,7 @@ impl TableBuilder {
     /// The range of `exits` holding `list` (sorted, deduplicated), stored once.
     fn place(&mut self, list: &[Exit]) -> Result<(u32, u32)> {
         let len = list.len() as u32;
-        let hash = {
-            let mut h = rustc_hash::FxHasher::default();
-            list.hash(&mut h);
-            h.finish()
-        };
+        let hash = rustc_hash::FxBuildHasher.hash_one(list);
         let exits = &self.exits;
         let starts = self.interned.entry(hash).or_default();
         if let Some(&start) = starts.iter().find(|&&s| exits.get(s as usize..(s + len) as usize) == Some(list)) {
