@@ -76,7 +76,7 @@ impl CompiledGrammar {
     pub fn describe(&self) -> String {
         let t = &self.timings;
         format!(
-            "terminals: {}\nrules: {}\nnormal-form nonterminals: {}\nproductions: {}\nlexer DFA states: {}\nlexer configurations: {}\nboundary configurations: {}\nLR states: {}\nliveness exits: {}\ncompile µs: normalize {} lexer {} lr {} liveness {}\n",
+            "terminals: {}\nrules: {}\nnormal-form nonterminals: {}\nproductions: {}\nlexer DFA states: {}\nlexer configurations: {}\nboundary configurations: {}\nLR states: {}\nliveness exits: {} ({} of {} LR states built)\ncompile µs: normalize {} lexer {} lr {} liveness {}\n",
             self.grammar.terminals.len(),
             self.grammar.rules.len(),
             self.normal.nonterminals.len(),
@@ -85,7 +85,9 @@ impl CompiledGrammar {
             self.lexer.configs.len(),
             self.liveness.stats.boundary_configs,
             self.lr.num_states(),
-            self.liveness.stats.exits,
+            self.liveness.exits_built(),
+            self.liveness.states_built(),
+            self.lr.num_states(),
             t.normalize_us,
             t.lexer_us,
             t.lr_us,

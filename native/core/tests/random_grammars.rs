@@ -428,4 +428,39 @@ proptest! {
             }
         }
     }
+
+    /// Liveness entries are built per LR state on first use, from any
+    /// thread: the tables must not depend on which states were built first.
+    /// Built in order, or from two threads in a rotated reverse order, the
+    /// completed tables serialize to the same bytes.
+    #[test]
+    fn lazy_liveness_does_not_depend_on_build_order(g in gen_grammar(), rotate in 0usize..64) {
+        let (grammar, text) = g.grammar();
+        let Ok(a) = glrmask_core::CompiledGrammar::compile(grammar.clone(), &Default::default()) else {
+            return Ok(());
+        };
+        let b = glrmask_core::CompiledGrammar::compile(grammar, &Default::default()).expect("compiles twice");
+        prop_assert_eq!(b.liveness.states_built(), 0, "nothing is built before a query\n{}", text);
+        a.liveness.complete(&a.normal, &a.lr).expect("within limits");
+        let n = b.lr.num_states();
+        let order: Vec<usize> = (0..n).map(|i| (i + rotate) % n).rev().collect();
+        std::thread::scope(|scope| {
+            for part in order.chunks(n.div_ceil(2)) {
+                let b = &b;
+                scope.spawn(move || {
+                    for &p in part {
+                        b.liveness.state(&b.normal, &b.lr, glrmask_core::ids::LrStateId::from_usize(p));
+                    }
+                });
+            }
+        });
+        prop_assert_eq!(b.liveness.states_built(), n);
+        b.liveness.complete(&b.normal, &b.lr).expect("within limits");
+        prop_assert_eq!(
+            postcard::to_stdvec(&a.liveness).expect("serializes"),
+            postcard::to_stdvec(&b.liveness).expect("serializes"),
+            "{}",
+            text
+        );
+    }
 }

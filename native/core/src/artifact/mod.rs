@@ -136,6 +136,8 @@ fn bad(message: impl Into<String>) -> Error {
 /// the artifact carries the engine the constraint settles on).
 pub fn save(c: &Constraint, external_vocab: bool) -> Result<Vec<u8>> {
     c.wait_built();
+    // An artifact holds every LR state's liveness entries, built or not yet.
+    c.grammar.liveness.complete(&c.grammar.normal, &c.grammar.lr)?;
     let tables = c.static_tables();
     let body = BodyRef {
         grammar: &c.grammar,

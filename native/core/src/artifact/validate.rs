@@ -187,21 +187,14 @@ fn liveness(l: &Liveness, g: &CompiledGrammar, terminals: usize) -> Check {
             below("first-reach lexical state", f as usize, lex)?;
         }
     }
-    ensure!(l.live_b.len() == states.checked_mul(lex).ok_or("overflow")?, "liveness boundary table size");
-    ensure!(l.enter_start.len() == states, "liveness enter offsets");
-    for (s, &start) in l.enter_start.iter().enumerate() {
+    ensure!(l.num_states() == states, "liveness tables for {} LR states, not {states}", l.num_states());
+    for s in 0..states {
+        // A loaded artifact holds every state's entries (split per state,
+        // ranges checked, when it was decoded).
+        let Some(entries) = l.built_state(s) else { return Err(format!("liveness entries of LR state {s} missing")) };
         let block = g.lr.states[s].gotos.len() * lex;
-        ensure!(start as usize + block <= l.enter.len(), "liveness enter block of LR state {s}");
-    }
-    for e in l.enter.iter().chain(&l.live_b) {
-        ensure!(
-            (e.start as usize).checked_add(e.len as usize).is_some_and(|end| end <= l.exits.len()),
-            "liveness exits range"
-        );
-    }
-    for x in &l.exits {
-        below("exit nonterminal", x.nt.index(), nts)?;
-        below("exit lexical state", x.lex as usize, lex)?;
+        ensure!(entries.num_enter() == block, "liveness enter block of LR state {s}");
+        entries.check(nts)?;
     }
     Ok(())
 }

@@ -130,18 +130,18 @@ impl<'a> Parser<'a> {
     /// set when pushing `A` on `m` in lexical state `z` can reach acceptance.
     /// Parents' summaries must exist (they always do: nodes are created in order).
     fn compute_summary(&self, gss: &mut Gss, m: NodeId) {
-        let live = &self.g.liveness;
         let lr = &self.g.lr;
         let state = gss.state(m);
         let num_gotos = lr.state(state).gotos.len();
-        let num_lex = live.num_lex;
+        let num_lex = self.g.liveness.num_lex;
+        let live = self.g.liveness.state(&self.g.normal, lr, state);
         let bits = num_gotos * num_lex;
         let offset = gss.pool.len();
         gss.pool.resize(offset + bits.div_ceil(32), 0);
         let mut ancestors: SmallVec<[(usize, Vec<NodeId>); 4]> = SmallVec::new();
         for a in 0..num_gotos {
             for z in 0..num_lex {
-                let entry = live.enter_entry(state, a, z);
+                let entry = live.enter(a, z);
                 let mut value = entry.accept;
                 if !value {
                     for exit in live.exits(entry) {
@@ -183,8 +183,8 @@ impl<'a> Parser<'a> {
     /// Can the stacks through `n`, at lexical state `lex` (a boundary or END),
     /// reach acceptance?
     pub fn live_boundary(&self, gss: &Gss, n: NodeId, lex: usize) -> bool {
-        let live = &self.g.liveness;
-        let entry = live.live_b_entry(gss.state(n), lex);
+        let live = self.g.liveness.state(&self.g.normal, &self.g.lr, gss.state(n));
+        let entry = live.live_b(lex);
         if entry.accept {
             return true;
         }

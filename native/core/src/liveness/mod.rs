@@ -41,6 +41,7 @@
 //! enumeration.
 
 use std::hash::{BuildHasher, Hash};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use rustc_hash::FxHashMap;
 
@@ -83,7 +84,14 @@ impl Default for LivenessLimits {
     }
 }
 
+/// The liveness tables. The lexical side and `Reach` are built with the
+/// grammar; each LR state's entries ([`StateEntries`]) are built the first
+/// time a query reaches that state and kept, shared by every state and
+/// thread of the constraint (a mask reads few LR states, and building all
+/// of them was most of a JSON Schema grammar's compile). Artifacts hold
+/// every state's entries: [`Liveness::complete`] builds the rest first.
 #[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+#[serde(try_from = "FlatLiveness", into = "FlatLiveness")]
 pub struct Liveness {
     /// |L| = boundary configurations + END.
     pub num_lex: usize,
@@ -100,14 +108,71 @@ pub struct Liveness {
     /// `(terminal, lexical state after it)` for every way the lexeme in
     /// progress can end, over all byte continuations.
     pub(crate) first_reach_sets: Vec<Vec<(TerminalId, u32)>>,
-    /// Per LR state: offset of its `[goto index][lex]` block in `enter`.
-    pub(crate) enter_start: Vec<u32>,
-    pub(crate) enter: Vec<Entry>,
-    /// `[state][lex]`.
-    pub(crate) live_b: Vec<Entry>,
-    pub(crate) exits: Vec<Exit>,
+    /// Per LR state: its entries, once built.
+    states: Arc<[OnceLock<StateEntries>]>,
+    /// What building a state's entries needs; `None` when every state was
+    /// built elsewhere (a loaded artifact).
+    builder: Option<Arc<Mutex<StateBuilder>>>,
     /// For inspection: the reach relations' sizes.
     pub stats: LivenessStats,
+}
+
+/// One LR state's liveness entries; ranges index its own `exits`.
+#[derive(Clone, Debug, Default)]
+pub struct StateEntries {
+    /// `[goto index][lex]`: pushing that nonterminal on a node of this state.
+    enter: Box<[Entry]>,
+    /// `[lex]`: a node of this state at a boundary.
+    live_b: Box<[Entry]>,
+    exits: Box<[Exit]>,
+}
+
+impl StateEntries {
+    #[inline]
+    pub fn enter(&self, goto_index: usize, lex: usize) -> Entry {
+        self.enter[goto_index * self.live_b.len() + lex]
+    }
+
+    #[inline]
+    pub fn live_b(&self, lex: usize) -> Entry {
+        self.live_b[lex]
+    }
+
+    #[inline]
+    pub fn exits(&self, e: Entry) -> &[Exit] {
+        &self.exits[e.start as usize..(e.start + e.len) as usize]
+    }
+
+    pub(crate) fn num_enter(&self) -> usize {
+        self.enter.len()
+    }
+
+    /// Every entry's range lies in `exits`, every exit names a nonterminal
+    /// below `nts` and a lexical state below |L| (artifact validation).
+    pub(crate) fn check(&self, nts: usize) -> std::result::Result<(), String> {
+        let lex = self.live_b.len();
+        for e in self.enter.iter().chain(self.live_b.iter()) {
+            if (e.start as usize).checked_add(e.len as usize).is_none_or(|end| end > self.exits.len()) {
+                return Err("liveness exits range".into());
+            }
+        }
+        for x in self.exits.iter() {
+            if x.nt.index() >= nts || x.lex as usize >= lex {
+                return Err(format!("liveness exit ({}, {}) out of range", x.nt.index(), x.lex));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Builds state entries on demand: `Reach` and the tail cache.
+#[derive(Clone, Debug)]
+struct StateBuilder {
+    reach: Reach,
+    tails: TailReach,
+    max_exits: usize,
+    /// Exits stored across the states built so far.
+    exits: usize,
 }
 
 #[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
@@ -209,24 +274,11 @@ impl Liveness {
 
         let reach = Reach::build(g, term_reach, num_lex);
 
-        // ---- per-state tables ----
-        let mut builder =
-            TableBuilder { exits: Vec::new(), max_exits: limits.max_liveness_exits, interned: FxHashMap::default() };
-        let mut tails = TailReach::new(&reach);
-        let mut enter_start = Vec::with_capacity(lr.num_states());
-        let mut enter = Vec::new();
-        let mut live_b = Vec::with_capacity(lr.num_states() * num_lex);
-        for p in 0..lr.num_states() {
-            let p = LrStateId::from_usize(p);
-            enter_start.push(enter.len() as u32);
-            let lists = builder.enter_entries(g, lr, &mut tails, p, num_lex, &mut enter)?;
-            builder.live_b_entries(g, lr, &mut tails, p, num_lex, lists, &mut live_b)?;
-        }
-        let stats = LivenessStats {
-            boundary_configs: boundaries.len(),
-            first_reach_sets: first_reach_sets.len(),
-            exits: builder.exits.len(),
-        };
+        // ---- per-state tables: built on first use ----
+        let builder =
+            StateBuilder { reach, tails: TailReach::new(num_lex), max_exits: limits.max_liveness_exits, exits: 0 };
+        let stats =
+            LivenessStats { boundary_configs: boundaries.len(), first_reach_sets: first_reach_sets.len(), exits: 0 };
         Ok(Liveness {
             num_lex,
             end,
@@ -235,10 +287,8 @@ impl Liveness {
             may_end: crate::grammar::adjacent::sentence_ends(g),
             first_reach_of,
             first_reach_sets,
-            enter_start,
-            enter,
-            live_b,
-            exits: builder.exits,
+            states: (0..lr.num_states()).map(|_| OnceLock::new()).collect(),
+            builder: Some(Arc::new(Mutex::new(builder))),
             stats,
         })
     }
@@ -248,19 +298,195 @@ impl Liveness {
         &self.first_reach_sets[self.first_reach_of[c.index()] as usize]
     }
 
+    /// The entries of LR state `p`, built now if no query reached it before
+    /// (`g` and `lr` are the tables this liveness was built from).
     #[inline]
-    pub fn enter_entry(&self, state: LrStateId, goto_index: usize, lex: usize) -> Entry {
-        self.enter[self.enter_start[state.index()] as usize + goto_index * self.num_lex + lex]
+    pub fn state(&self, g: &NormalGrammar, lr: &LrTables, p: LrStateId) -> &StateEntries {
+        let cell = &self.states[p.index()];
+        match cell.get() {
+            Some(entries) => entries,
+            None => self.build_state(g, lr, p),
+        }
     }
 
-    #[inline]
-    pub fn live_b_entry(&self, state: LrStateId, lex: usize) -> Entry {
-        self.live_b[state.index() * self.num_lex + lex]
+    #[cold]
+    fn build_state(&self, g: &NormalGrammar, lr: &LrTables, p: LrStateId) -> &StateEntries {
+        let builder = self.builder.as_ref().expect("liveness tables without a builder have every state built");
+        // A panic while building leaves the cache consistent (rows are
+        // indexed only once complete), so a poisoned lock is still usable.
+        let mut builder = builder.lock().unwrap_or_else(|e| e.into_inner());
+        self.states[p.index()].get_or_init(|| builder.build(g, lr, p, self.num_lex))
     }
 
-    #[inline]
-    pub fn exits(&self, e: Entry) -> &[Exit] {
-        &self.exits[e.start as usize..(e.start + e.len) as usize]
+    /// Build every state's entries (before a Static compile or a save), with
+    /// the `max_liveness_exits` bound over all of them.
+    pub fn complete(&self, g: &NormalGrammar, lr: &LrTables) -> Result<()> {
+        for p in 0..self.states.len() {
+            self.state(g, lr, LrStateId::from_usize(p));
+        }
+        if let Some(builder) = &self.builder {
+            let b = builder.lock().unwrap_or_else(|e| e.into_inner());
+            if b.exits > b.max_exits {
+                return Err(Error::limit("max_liveness_exits", b.exits, b.max_exits));
+            }
+        }
+        Ok(())
+    }
+
+    /// LR states whose entries are built.
+    pub fn states_built(&self) -> usize {
+        self.states.iter().filter(|c| c.get().is_some()).count()
+    }
+
+    /// Exits stored over the states built so far.
+    pub fn exits_built(&self) -> usize {
+        self.states.iter().filter_map(|c| c.get()).map(|s| s.exits.len()).sum()
+    }
+
+    pub(crate) fn num_states(&self) -> usize {
+        self.states.len()
+    }
+
+    /// State `p`'s entries if built (every state of a loaded artifact is).
+    pub(crate) fn built_state(&self, p: usize) -> Option<&StateEntries> {
+        self.states.get(p).and_then(|c| c.get())
+    }
+}
+
+impl StateBuilder {
+    fn build(&mut self, g: &NormalGrammar, lr: &LrTables, p: LrStateId, num_lex: usize) -> StateEntries {
+        let mut table = StateTable::default();
+        let lists = table.enter_entries(g, lr, &self.reach, &mut self.tails, p, num_lex);
+        table.live_b_entries(g, lr, &self.reach, &mut self.tails, p, num_lex, lists);
+        self.exits += table.exits.len();
+        StateEntries {
+            enter: table.enter.into_boxed_slice(),
+            live_b: table.live_b.into_boxed_slice(),
+            exits: table.exits.into_boxed_slice(),
+        }
+    }
+}
+
+/// The serialized form of [`Liveness`]: every state's entries in flat
+/// tables, equal exit lists stored once (the artifact format).
+#[derive(serde::Serialize, serde::Deserialize)]
+struct FlatLiveness {
+    num_lex: usize,
+    end: u32,
+    boundary_index: Vec<u32>,
+    ignored: Vec<bool>,
+    may_end: Vec<bool>,
+    first_reach_of: Vec<u32>,
+    first_reach_sets: Vec<Vec<(TerminalId, u32)>>,
+    /// Per LR state: offset of its `[goto index][lex]` block in `enter`.
+    enter_start: Vec<u32>,
+    enter: Vec<Entry>,
+    /// `[state][lex]`.
+    live_b: Vec<Entry>,
+    exits: Vec<Exit>,
+    stats: LivenessStats,
+}
+
+impl From<Liveness> for FlatLiveness {
+    /// Every state must be built ([`Liveness::complete`]; `artifact::save` does it).
+    fn from(l: Liveness) -> FlatLiveness {
+        let mut exits: Vec<Exit> = Vec::new();
+        let mut placed: FxHashMap<u64, Vec<u32>> = FxHashMap::default();
+        let mut place = |list: &[Exit]| -> (u32, u32) {
+            let len = list.len() as u32;
+            let hash = rustc_hash::FxBuildHasher.hash_one(list);
+            let starts = placed.entry(hash).or_default();
+            if let Some(&start) = starts.iter().find(|&&s| exits.get(s as usize..(s + len) as usize) == Some(list)) {
+                return (start, len);
+            }
+            let start = exits.len() as u32;
+            starts.push(start);
+            exits.extend_from_slice(list);
+            (start, len)
+        };
+        let (mut enter_start, mut enter, mut live_b) = (Vec::new(), Vec::new(), Vec::new());
+        for cell in l.states.iter() {
+            let s = cell.get().expect("liveness tables are complete before they are saved");
+            enter_start.push(enter.len() as u32);
+            for &e in s.enter.iter() {
+                let (start, len) = place(s.exits(e));
+                enter.push(Entry { start, len, accept: e.accept });
+            }
+            for &e in s.live_b.iter() {
+                // An accepting boundary entry needs no exits, and none is stored.
+                let (start, len) = if e.accept { (0, 0) } else { place(s.exits(e)) };
+                live_b.push(Entry { start, len, accept: e.accept });
+            }
+        }
+        let stats = LivenessStats { exits: exits.len(), ..l.stats };
+        FlatLiveness {
+            num_lex: l.num_lex,
+            end: l.end,
+            boundary_index: l.boundary_index,
+            ignored: l.ignored,
+            may_end: l.may_end,
+            first_reach_of: l.first_reach_of,
+            first_reach_sets: l.first_reach_sets,
+            enter_start,
+            enter,
+            live_b,
+            exits,
+            stats,
+        }
+    }
+}
+
+impl TryFrom<FlatLiveness> for Liveness {
+    type Error = String;
+
+    /// Split the flat tables per state, checking every offset and range
+    /// (an artifact may be hostile); the rest is checked by `artifact::validate`.
+    fn try_from(f: FlatLiveness) -> std::result::Result<Liveness, String> {
+        let n = f.enter_start.len();
+        if f.num_lex == 0 || f.live_b.len() != n.checked_mul(f.num_lex).ok_or("liveness size overflow")? {
+            return Err("liveness boundary table size".into());
+        }
+        let mut states = Vec::with_capacity(n);
+        for p in 0..n {
+            let start = f.enter_start[p] as usize;
+            let end = f.enter_start.get(p + 1).map_or(f.enter.len(), |&e| e as usize);
+            let block = f.enter.get(start..end).ok_or_else(|| format!("liveness enter block of LR state {p}"))?;
+            let live_b = &f.live_b[p * f.num_lex..(p + 1) * f.num_lex];
+            // Each distinct flat range copied once into the state's exits.
+            let mut local: FxHashMap<(u32, u32), u32> = FxHashMap::default();
+            let mut exits: Vec<Exit> = Vec::new();
+            let mut split = |e: &Entry| -> std::result::Result<Entry, String> {
+                let slice = (e.start as usize)
+                    .checked_add(e.len as usize)
+                    .and_then(|end| f.exits.get(e.start as usize..end))
+                    .ok_or("liveness exits range")?;
+                let start = *local.entry((e.start, e.len)).or_insert_with(|| {
+                    exits.extend_from_slice(slice);
+                    (exits.len() - slice.len()) as u32
+                });
+                Ok(Entry { start, len: e.len, accept: e.accept })
+            };
+            let enter: Vec<Entry> = block.iter().map(&mut split).collect::<std::result::Result<_, _>>()?;
+            let live_b: Vec<Entry> = live_b.iter().map(&mut split).collect::<std::result::Result<_, _>>()?;
+            let entries = StateEntries {
+                enter: enter.into_boxed_slice(),
+                live_b: live_b.into_boxed_slice(),
+                exits: exits.into_boxed_slice(),
+            };
+            states.push(OnceLock::from(entries));
+        }
+        Ok(Liveness {
+            num_lex: f.num_lex,
+            end: f.end,
+            boundary_index: f.boundary_index,
+            ignored: f.ignored,
+            may_end: f.may_end,
+            first_reach_of: f.first_reach_of,
+            first_reach_sets: f.first_reach_sets,
+            states: states.into(),
+            builder: None,
+            stats: f.stats,
+        })
     }
 }
 
@@ -317,6 +543,7 @@ fn first_reach(lexer: &Lexer, boundary_index: &[u32]) -> (Vec<u32>, Vec<Vec<(Ter
 }
 
 /// `Reach_X` for every symbol: relations over L.
+#[derive(Clone, Debug)]
 struct Reach {
     term: Vec<Option<Rel>>,
     nonterm: Vec<Rel>,
@@ -394,8 +621,9 @@ impl Reach {
 /// `Reach` of production tails `rhs[dot..]` from each lexical state, per
 /// item: every LR state whose closure holds an item asks for it again. A
 /// cache, emptied when it passes its bound.
-struct TailReach<'a> {
-    reach: &'a Reach,
+#[derive(Clone, Debug)]
+struct TailReach {
+    num_lex: usize,
     index: FxHashMap<Item, u32>,
     rows: Vec<LexSet>,
     /// Per nonterminal, once asked: the union of [`TailReach::get`] over
@@ -403,20 +631,20 @@ struct TailReach<'a> {
     firsts: FxHashMap<NonterminalId, Vec<LexSet>>,
 }
 
-impl<'a> TailReach<'a> {
+impl TailReach {
     /// Bytes of rows kept before the cache starts over.
     const MAX_BYTES: usize = 64 << 20;
 
-    fn new(reach: &'a Reach) -> TailReach<'a> {
-        TailReach { reach, index: FxHashMap::default(), rows: Vec::new(), firsts: FxHashMap::default() }
+    fn new(num_lex: usize) -> TailReach {
+        TailReach { num_lex, index: FxHashMap::default(), rows: Vec::new(), firsts: FxHashMap::default() }
     }
 
     /// Row `b`: the lexical states after one production of `nt` read from
     /// `b`, over its productions whose first symbol is not a nonterminal
     /// (what predicted items `nt → •t…` and `nt → •` reach).
-    fn first(&mut self, g: &NormalGrammar, nt: NonterminalId) -> &[LexSet] {
+    fn first(&mut self, g: &NormalGrammar, reach: &Reach, nt: NonterminalId) -> &[LexSet] {
         if !self.firsts.contains_key(&nt) {
-            let n = self.reach.num_lex;
+            let n = self.num_lex;
             let mut rows = vec![LexSet::new(n); n];
             for &production in &g.by_lhs[nt.index()] {
                 match g.production(production).rhs.first() {
@@ -427,7 +655,7 @@ impl<'a> TailReach<'a> {
                         }
                     }
                     Some(Symbol::T(_)) => {
-                        for (row, tail) in rows.iter_mut().zip(self.get(g, Item { production, dot: 0 })) {
+                        for (row, tail) in rows.iter_mut().zip(self.get(g, reach, Item { production, dot: 0 })) {
                             row.union_with(tail);
                         }
                     }
@@ -439,8 +667,8 @@ impl<'a> TailReach<'a> {
     }
 
     /// Row `z`: the lexical states after `rhs[dot..]` read from `z`.
-    fn get(&mut self, g: &NormalGrammar, item: Item) -> &[LexSet] {
-        let n = self.reach.num_lex;
+    fn get(&mut self, g: &NormalGrammar, reach: &Reach, item: Item) -> &[LexSet] {
+        let n = self.num_lex;
         let start = match self.index.get(&item) {
             Some(&start) => start as usize,
             None => {
@@ -453,7 +681,7 @@ impl<'a> TailReach<'a> {
                 let start = self.rows.len();
                 let rest = &g.production(item.production).rhs[item.dot as usize..];
                 for z in 0..n {
-                    let row = self.reach.apply_seq(rest, self.reach.singleton(z));
+                    let row = reach.apply_seq(rest, reach.singleton(z));
                     self.rows.push(row);
                 }
                 self.index.insert(item, start as u32);
@@ -530,31 +758,21 @@ struct EnterLists {
     placed: Vec<Option<(u32, u32)>>,
 }
 
-struct TableBuilder {
+/// One state's tables while they are built: entries, and the exits their
+/// ranges index (each distinct list once: lists are interned per state).
+#[derive(Default)]
+struct StateTable {
+    enter: Vec<Entry>,
+    live_b: Vec<Entry>,
     exits: Vec<Exit>,
-    max_exits: usize,
-    /// Entries with equal exit lists share one range of `exits`: the
-    /// ranges stored so far, by the hash of their list (no list copied).
-    interned: FxHashMap<u64, Vec<u32>>,
 }
 
-impl TableBuilder {
-    /// The range of `exits` holding `list` (sorted, deduplicated), stored once.
-    fn place(&mut self, list: &[Exit]) -> Result<(u32, u32)> {
-        let len = list.len() as u32;
-        let hash = rustc_hash::FxBuildHasher.hash_one(list);
-        let exits = &self.exits;
-        let starts = self.interned.entry(hash).or_default();
-        if let Some(&start) = starts.iter().find(|&&s| exits.get(s as usize..(s + len) as usize) == Some(list)) {
-            return Ok((start, len));
-        }
+impl StateTable {
+    /// The range of `exits` holding `list`, appended.
+    fn place(&mut self, list: &[Exit]) -> (u32, u32) {
         let start = self.exits.len() as u32;
-        starts.push(start);
         self.exits.extend_from_slice(list);
-        if self.exits.len() > self.max_exits {
-            return Err(Error::limit("max_liveness_exits", self.exits.len(), self.max_exits));
-        }
-        Ok((start, len))
+        (start, list.len() as u32)
     }
 
     /// Enter entries of state `p`: for `(A, z)` with `A` in `gotos(p)`, the
@@ -570,11 +788,11 @@ impl TableBuilder {
         &mut self,
         g: &NormalGrammar,
         lr: &LrTables,
+        reach: &Reach,
         tails: &mut TailReach,
         p: LrStateId,
         num_lex: usize,
-        out: &mut Vec<Entry>,
-    ) -> Result<EnterLists> {
+    ) -> EnterLists {
         let gotos = &lr.state(p).gotos;
         let n = gotos.len() * num_lex;
         let mut lists = ExitLists::default();
@@ -592,7 +810,7 @@ impl TableBuilder {
                     edges[a_local].push((c_local, *item));
                     continue;
                 }
-                for (z, zs) in tails.get(g, *item).iter().enumerate() {
+                for (z, zs) in tails.get(g, reach, *item).iter().enumerate() {
                     if zs.is_empty() {
                         continue;
                     }
@@ -630,7 +848,7 @@ impl TableBuilder {
                         part.push(own[a * num_lex + z]);
                     }
                     for &(c, item) in &edges[a] {
-                        for (z, zs) in tails.get(g, item).iter().enumerate() {
+                        for (z, zs) in tails.get(g, reach, item).iter().enumerate() {
                             for z2 in zs.iter() {
                                 let node = c * num_lex + z2;
                                 acc[z] |= accept[node];
@@ -659,14 +877,14 @@ impl TableBuilder {
             let range = match placed[id] {
                 Some(range) => range,
                 None => {
-                    let range = self.place(&lists.lists[id])?;
+                    let range = self.place(&lists.lists[id]);
                     placed[id] = Some(range);
                     range
                 }
             };
-            out.push(Entry { start: range.0, len: range.1, accept: accept[node] });
+            self.enter.push(Entry { start: range.0, len: range.1, accept: accept[node] });
         }
-        Ok(EnterLists { lists, list, accept, placed })
+        EnterLists { lists, list, accept, placed }
     }
 
     /// Boundary entries of state `p`: from lexical state `b`, the exits of
@@ -682,18 +900,18 @@ impl TableBuilder {
         &mut self,
         g: &NormalGrammar,
         lr: &LrTables,
+        reach: &Reach,
         tails: &mut TailReach,
         p: LrStateId,
         num_lex: usize,
         mut enter: EnterLists,
-        out: &mut Vec<Entry>,
-    ) -> Result<()> {
+    ) {
         let mut own: Vec<Vec<Exit>> = vec![Vec::new(); num_lex];
         let mut parts: Vec<Vec<u32>> = vec![Vec::new(); num_lex];
         let mut accept = vec![false; num_lex];
         for &item in &lr.state(p).kernel {
             let prod = g.production(item.production);
-            let mut reach = |b: usize, z: usize| {
+            let mut reach_to = |b: usize, z: usize| {
                 if prod.lhs == g.start {
                     accept[b] = true;
                 } else {
@@ -701,17 +919,17 @@ impl TableBuilder {
                 }
             };
             match prod.rhs.get(item.dot as usize) {
-                None => (0..num_lex).for_each(|b| reach(b, b)),
+                None => (0..num_lex).for_each(|b| reach_to(b, b)),
                 Some(Symbol::T(_)) => {
-                    for (b, zs) in tails.get(g, item).iter().enumerate() {
-                        zs.iter().for_each(|z| reach(b, z));
+                    for (b, zs) in tails.get(g, reach, item).iter().enumerate() {
+                        zs.iter().for_each(|z| reach_to(b, z));
                     }
                 }
                 Some(Symbol::N(_)) => {}
             }
         }
         for (c_local, &(c, _)) in lr.state(p).gotos.iter().enumerate() {
-            for (b, zs) in tails.first(g, c).iter().enumerate() {
+            for (b, zs) in tails.first(g, reach, c).iter().enumerate() {
                 for z in zs.iter() {
                     if c == g.start {
                         accept[b] = true;
@@ -725,7 +943,7 @@ impl TableBuilder {
         }
         for b in 0..num_lex {
             if accept[b] {
-                out.push(Entry { start: 0, len: 0, accept: true });
+                self.live_b.push(Entry { start: 0, len: 0, accept: true });
                 continue;
             }
             let mut ids = std::mem::take(&mut parts[b]);
@@ -735,13 +953,12 @@ impl TableBuilder {
             let range = match enter.placed[id] {
                 Some(range) => range,
                 None => {
-                    let range = self.place(&enter.lists.lists[id])?;
+                    let range = self.place(&enter.lists.lists[id]);
                     enter.placed[id] = Some(range);
                     range
                 }
             };
-            out.push(Entry { start: range.0, len: range.1, accept: false });
+            self.live_b.push(Entry { start: range.0, len: range.1, accept: false });
         }
-        Ok(())
     }
 }

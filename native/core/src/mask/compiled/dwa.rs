@@ -460,12 +460,12 @@ impl Builder<'_> {
         let live = &self.g.liveness;
         let lr = &self.g.lr;
         let len = self.stacks[s.pushed as usize].2;
-        let entry = live.live_b_entry(self.top(s), f as usize);
+        let top = live.state(&self.g.normal, lr, self.top(s));
+        let entry = top.live_b(f as usize);
         if entry.accept {
             return None;
         }
-        let mut work: Vec<(u32, NonterminalId, u32)> =
-            live.exits(entry).iter().map(|e| (e.dist, e.nt, e.lex)).collect();
+        let mut work: Vec<(u32, NonterminalId, u32)> = top.exits(entry).iter().map(|e| (e.dist, e.nt, e.lex)).collect();
         let mut seen: FxHashSet<(u32, NonterminalId, u32)> = FxHashSet::default();
         let mut checks = Vec::new();
         while let Some((d, nt, lex)) = work.pop() {
@@ -475,11 +475,12 @@ impl Builder<'_> {
             if d < len {
                 let state = self.pushed_at(s.pushed, d).expect("depth below length");
                 let Some(a) = lr.goto_index(state, nt) else { continue };
-                let e = live.enter_entry(state, a, lex as usize);
+                let entries = live.state(&self.g.normal, lr, state);
+                let e = entries.enter(a, lex as usize);
                 if e.accept {
                     return None;
                 }
-                for x in live.exits(e) {
+                for x in entries.exits(e) {
                     work.push((d + x.dist, x.nt, x.lex));
                 }
             } else {

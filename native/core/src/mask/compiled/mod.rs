@@ -178,6 +178,9 @@ impl StaticTables {
 
     pub fn build(g: &CompiledGrammar, vocab: &Vocab, limits: &StaticLimits) -> Result<StaticTables> {
         let mut fuel = Fuel::new(limits.fuel).with_deadline(limits.max_millis);
+        // The Parser DWA reads the liveness entries of most LR states; build
+        // them all, under `max_liveness_exits` (masks build them one by one).
+        g.liveness.complete(&g.normal, &g.lr)?;
         let t = Instant::now();
         let classes = TokenClasses::build(
             g,
