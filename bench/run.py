@@ -117,6 +117,8 @@ def load_engines(names: list[str]) -> tuple[dict, dict, object]:
             engines["glrmask-dynamic"] = Glrmask(gv, static=False)
         if "glrmask-auto" in names:
             engines["glrmask-auto"] = Glrmask(gv, static=False, auto=True)
+        if "glrmask-auto-warm" in names:
+            engines["glrmask-auto-warm"] = Glrmask(gv, static=False, auto=True, warm=True)
     hf = None
     if "llguidance" in names or "xgrammar" in names:
         from transformers import PreTrainedTokenizerFast
@@ -296,7 +298,9 @@ def main() -> int:
     ap.add_argument(
         "--engines", default="glrmask-static,glrmask-static-warm,glrmask-dynamic,llguidance,xgrammar,outlines-core"
     )
-    ap.add_argument("--warmup-per-subset", type=int, default=3, help="other schemas that warm glrmask-static-warm")
+    ap.add_argument(
+        "--warmup-per-subset", type=int, default=3, help="other schemas that warm the -warm glrmask engines"
+    )
     ap.add_argument("--per-subset", type=int, default=20, help="JSONSchemaBench schemas per subset (10 subsets)")
     ap.add_argument(
         "--subsets", default=",".join(JSB_SUBSETS), help="JSONSchemaBench subsets (comma-separated; default: all 10)"
@@ -350,9 +354,12 @@ def main() -> int:
             raise SystemExit(f"--subsets: unknown {unknown}; the subsets are {JSB_SUBSETS}")
         cases = jsb_sample(tokenizer, args.seed, args.per_subset, args.max_instances, args.token_cap, subsets)
         meta["jsb_schemas"] = [(c.group, c.workload.name) for c in cases]
-        if "glrmask-static-warm" in engines:
+        warm_engines = [e for e in ("glrmask-static-warm", "glrmask-auto-warm") if e in engines]
+        if warm_engines:
             warmup = jsb_warmup(args.seed, args.per_subset, args.warmup_per_subset)
-            warm = engines["glrmask-static-warm"]
+            # Warmed with Static compiles, which finish in this process: AUTO's background pool must not be
+            # running here when the jobs fork.
+            warm = engines.get("glrmask-static-warm") or Glrmask(engines[warm_engines[0]].vocab, static=True, warm=True)
             meta["compile_cache_warmup"] = warm_compile_cache(warm, warmup, args.compile_timeout)
         log(f"JSONSchemaBench sample: {len(cases)} schemas, {sum(len(s) for c in cases for s in c.sequences):,} tokens")
         jsb_records = run_cases(cases, engines, args, args.dynamic_mask_steps)

@@ -131,11 +131,12 @@ class Glrmask(Engine):
     serving default ``AUTO``: the compile returns with Dynamic serving and Static is built in the background, every
     state switching over at its first mask after the build (so its masks mix both engines, as a server's do).
 
-    Static compiles share the vocabulary's compile cache (lexeme interiors). ``warm=False`` empties it before
-    each compile, untimed in ``prepare`` (a cold compile, as the first grammar of a process sees: freeing the
-    cache the job inherited is copy-on-write work of ~150 ms for 230 MiB, no part of a compile); ``warm=True``
-    keeps what the parent put there before forking (``warm_compile_cache``: other schemas than the measured
-    ones).
+    Compiles share the vocabulary's compile cache (lexeme interiors) and the process's terminal DFAs.
+    ``warm=False`` empties both before each compile, untimed in ``prepare`` (a cold compile, as the first grammar
+    of a process sees: freeing the cache the job inherited is copy-on-write work of ~150 ms for 230 MiB, no part
+    of a compile); ``warm=True`` keeps what the parent put there before forking (``warm_compile_cache``: other
+    schemas than the measured ones), as a server that has compiled a few schemas has. ``glrmask-auto-warm`` is
+    the serving default's time to first mask in such a server.
     """
 
     def __init__(
@@ -156,7 +157,7 @@ class Glrmask(Engine):
         self.warm = warm
         self.auto = auto
         if auto:
-            self.name, self.opt = "glrmask-auto", glrmask.Optimization.AUTO
+            self.name, self.opt = "glrmask-auto" + ("-warm" if warm else ""), glrmask.Optimization.AUTO
         elif static:
             self.name, self.opt = "glrmask-static" + ("-warm" if warm else ""), glrmask.Optimization.FAST_RUNTIME
         else:
@@ -174,6 +175,11 @@ class Glrmask(Engine):
     def prepare(self) -> None:
         if not self.warm:
             self.vocab.clear_compile_cache()
+            # The process-wide cache of terminal DFAs too: what the parent compiled
+            # (to warm the warm engines) must not reach a cold compile.
+            clear = getattr(self.glrmask._internal, "clear_terminal_dfa_cache", None)
+            if clear is not None:
+                clear()
 
     def compile(self, w: Workload):
         g = self.glrmask.Grammar

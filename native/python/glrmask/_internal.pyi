@@ -462,3 +462,7 @@ def fill_masks(
 
 def persistent_cache_info() -> dict[str, object]:
     """The ``GLRMASK_CACHE_DIR`` compile cache: ``dir`` (None when off), this process's ``hits`` and ``misses``."""
+
+def clear_terminal_dfa_cache() -> None:
+    """Empty the process-wide cache of terminal DFAs that every grammar compiled in this process shares (with
+    ``Vocab.clear_compile_cache()``: a cold compile, as a new process pays)."""

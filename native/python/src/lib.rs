@@ -1699,6 +1699,14 @@ fn persistent_cache_info<'py>(py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
     Ok(d)
 }
 
+/// Empty the process-wide cache of terminal DFAs, which every grammar
+/// compiled in this process shares (to measure a cold compile; with
+/// `Vocab.clear_compile_cache()`, what a new process pays).
+#[pyfunction]
+fn clear_terminal_dfa_cache() {
+    core::lexer::dfa::TermDfa::clear_cache();
+}
+
 #[pymodule]
 fn _internal(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Vocab>()?;
@@ -1710,6 +1718,7 @@ fn _internal(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<ConstraintState>()?;
     m.add_function(wrap_pyfunction!(default_limits, m)?)?;
     m.add_function(wrap_pyfunction!(persistent_cache_info, m)?)?;
+    m.add_function(wrap_pyfunction!(clear_terminal_dfa_cache, m)?)?;
     m.add_function(wrap_pyfunction!(fill_masks, m)?)?;
     m.add_function(wrap_pyfunction!(allocator::mimalloc_purge_delay, m)?)?;
     m.add_function(wrap_pyfunction!(allocator::mimalloc_purge_decommits, m)?)?;

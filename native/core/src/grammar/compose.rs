@@ -192,14 +192,14 @@ pub fn bind_grammar(parent: &Grammar, name: &str, child: &Grammar) -> Result<Gra
 /// the same terminals (then ignoring them everywhere is the same language),
 /// else each part's ignores written out as rules ([`explicit_ignores`]).
 fn scope_ignores<'a>(parts: &[&'a Grammar]) -> Vec<Cow<'a, Grammar>> {
-    let ignore_set = |g: &Grammar| {
-        let mut keys: Vec<String> = g.terminals.iter().filter(|t| t.ignored).map(terminal_key).collect();
-        keys.sort_unstable();
-        keys.dedup();
-        keys
+    // Sets of ignored terminals, compared by terminal identity.
+    let ignores = |g: &'a Grammar| g.terminals.iter().filter(|t| t.ignored).collect::<Vec<_>>();
+    let same_set = |a: &[&Terminal], b: &[&Terminal]| {
+        a.iter().all(|x| b.iter().any(|y| same_terminal(x, y)))
+            && b.iter().all(|y| a.iter().any(|x| same_terminal(x, y)))
     };
-    let first = parts.first().map(|g| ignore_set(g));
-    if parts.iter().all(|g| Some(ignore_set(g)) == first) {
+    let first = parts.first().map(|g| ignores(g)).unwrap_or_default();
+    if parts.iter().all(|g| same_set(&ignores(g), &first)) {
         return parts.iter().map(|&g| Cow::Borrowed(g)).collect();
     }
     parts.iter().map(|&g| Cow::Owned(explicit_ignores(g))).collect()
@@ -254,17 +254,19 @@ fn then_skip(e: &Expr, skip: RuleId, slots: &[bool]) -> Expr {
 
 /// What makes two terminals the same terminal: everything but the display
 /// name and span, except that an unbound `extern token` slot is its name.
-fn terminal_key(t: &Terminal) -> String {
-    let slot = t.exact.as_ref().is_some_and(|e| e.slot);
-    format!(
-        "{:?}|{}|{}|{}|{:?}|{}",
-        t.pattern,
-        t.ignored,
-        t.maximal,
-        t.priority,
-        t.exact,
-        if slot { &t.name } else { "" }
-    )
+fn same_terminal(a: &Terminal, b: &Terminal) -> bool {
+    fn slot_name(t: &Terminal) -> Option<&str> {
+        t.exact.as_ref().is_some_and(|e| e.slot).then_some(t.name.as_str())
+    }
+    (a.ignored, a.maximal, a.priority) == (b.ignored, b.maximal, b.priority)
+        && a.exact == b.exact
+        && slot_name(a) == slot_name(b)
+        && a.pattern == b.pattern
+}
+
+/// A hash consistent with [`same_terminal`] (candidates by hash, then equality).
+fn terminal_hash(t: &Terminal) -> u64 {
+    t.pattern.structural_hash() ^ u64::from(t.ignored) << 1 ^ u64::from(t.maximal) << 2 ^ (t.priority as u64) << 8
 }
 
 /// `name`, or `name'2`, `name'3`, ... : the first that is not `taken`.
@@ -285,8 +287,8 @@ struct Merger {
     /// source (inline grammars of one file) share its copy.
     sources: Vec<(Arc<Source>, u32)>,
     terminals: Vec<Terminal>,
-    /// Terminal identity ([`terminal_key`]) → id.
-    terminal_ids: FxHashMap<String, TerminalId>,
+    /// Terminals by [`terminal_hash`]; identity is [`same_terminal`].
+    terminal_ids: FxHashMap<u64, Vec<TerminalId>>,
     rules: Vec<Rule>,
     rule_names: FxHashMap<String, ()>,
 }
@@ -309,11 +311,14 @@ impl Merger {
             .terminals
             .iter()
             .map(|t| {
-                *self.terminal_ids.entry(terminal_key(t)).or_insert_with(|| {
-                    let id = TerminalId::from_usize(self.terminals.len());
-                    self.terminals.push(Terminal { span: shift(t.span), ..t.clone() });
-                    id
-                })
+                let ids = self.terminal_ids.entry(terminal_hash(t)).or_default();
+                if let Some(&id) = ids.iter().find(|id| same_terminal(&self.terminals[id.index()], t)) {
+                    return id;
+                }
+                let id = TerminalId::from_usize(self.terminals.len());
+                ids.push(id);
+                self.terminals.push(Terminal { span: shift(t.span), ..t.clone() });
+                id
             })
             .collect();
         let base = self.rules.len();

@@ -172,8 +172,9 @@ pub struct GrammarBuilder {
     rule_names: FxHashMap<String, RuleId>,
     /// Rules declared as `extern grammar` slots.
     slots: rustc_hash::FxHashSet<RuleId>,
-    /// `{:?}` of each terminal's pattern → the terminals with it, in order.
-    pattern_ids: FxHashMap<String, Vec<TerminalId>>,
+    /// [`Pattern::structural_hash`] of each terminal's pattern → the
+    /// terminals with a pattern of that hash, in order.
+    pattern_ids: FxHashMap<u64, Vec<TerminalId>>,
 }
 
 impl GrammarBuilder {
@@ -233,9 +234,12 @@ impl GrammarBuilder {
         }
         // The first terminal with this pattern that is not ignored (indexed:
         // a linear scan made schemas with thousands of literals quadratic).
-        let key = format!("{pattern:?}");
-        if let Some(ids) = self.pattern_ids.get(&key) {
-            if let Some(&id) = ids.iter().find(|id| !self.terminals[id.index()].ignored) {
+        if let Some(ids) = self.pattern_ids.get(&pattern.structural_hash()) {
+            let same = |id: &&TerminalId| {
+                let t = &self.terminals[id.index()];
+                !t.ignored && t.pattern == pattern
+            };
+            if let Some(&id) = ids.iter().find(same) {
                 return id;
             }
         }
@@ -322,7 +326,7 @@ impl GrammarBuilder {
 
     fn push_terminal(&mut self, t: Terminal) {
         let id = TerminalId::from_usize(self.terminals.len());
-        self.pattern_ids.entry(format!("{:?}", t.pattern)).or_default().push(id);
+        self.pattern_ids.entry(t.pattern.structural_hash()).or_default().push(id);
         self.terminals.push(t);
     }
 

@@ -7,7 +7,9 @@
 //! that are not one of the listed keys). The lexer compiles each pattern to
 //! its own minimal DFA.
 
-use regex_syntax::hir::{Class, ClassBytes, ClassBytesRange, ClassUnicode, ClassUnicodeRange, Hir};
+use std::hash::{BuildHasher, Hash, Hasher};
+
+use regex_syntax::hir::{Class, ClassBytes, ClassBytesRange, ClassUnicode, ClassUnicodeRange, Hir, HirKind};
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Pattern {
@@ -27,6 +29,14 @@ pub enum Pattern {
 }
 
 impl Pattern {
+    /// A hash of the pattern's structure (regex HIR included), for maps that
+    /// find candidates by it and decide by equality.
+    pub(crate) fn structural_hash(&self) -> u64 {
+        let mut h = rustc_hash::FxBuildHasher.build_hasher();
+        hash_pattern(self, &mut h);
+        h.finish()
+    }
+
     pub fn literal(bytes: &[u8]) -> Pattern {
         Pattern::Hir(Hir::literal(bytes.to_vec().into_boxed_slice()))
     }
@@ -73,6 +83,87 @@ impl Pattern {
                 _ => None,
             },
             _ => None,
+        }
+    }
+}
+
+/// Hash `p` by structure (regex HIR included) into `h`; returns its node
+/// count, the DFA cache's measure of the pattern's size. (Keys used to be
+/// the pattern's `Debug` text, formatted again for every lookup.)
+pub(crate) fn hash_pattern(p: &Pattern, h: &mut impl Hasher) -> usize {
+    match p {
+        Pattern::Hir(hir) => {
+            0u8.hash(h);
+            hash_hir(hir, h)
+        }
+        Pattern::Concat(ps) | Pattern::Alt(ps) | Pattern::And(ps) => {
+            (if matches!(p, Pattern::Concat(_)) {
+                1u8
+            } else if matches!(p, Pattern::Alt(_)) {
+                2
+            } else {
+                3
+            })
+            .hash(h);
+            ps.len().hash(h);
+            1 + ps.iter().map(|q| hash_pattern(q, h)).sum::<usize>()
+        }
+        Pattern::Repeat { pattern, min, max } => {
+            4u8.hash(h);
+            (min, max).hash(h);
+            1 + hash_pattern(pattern, h)
+        }
+        Pattern::Not(q) => {
+            5u8.hash(h);
+            1 + hash_pattern(q, h)
+        }
+    }
+}
+
+fn hash_hir(hir: &Hir, h: &mut impl Hasher) -> usize {
+    match hir.kind() {
+        HirKind::Empty => {
+            0u8.hash(h);
+            1
+        }
+        HirKind::Literal(lit) => {
+            1u8.hash(h);
+            lit.0.hash(h);
+            1
+        }
+        HirKind::Class(Class::Unicode(c)) => {
+            2u8.hash(h);
+            for r in c.ranges() {
+                (r.start(), r.end()).hash(h);
+            }
+            1 + c.ranges().len()
+        }
+        HirKind::Class(Class::Bytes(c)) => {
+            3u8.hash(h);
+            for r in c.ranges() {
+                (r.start(), r.end()).hash(h);
+            }
+            1 + c.ranges().len()
+        }
+        HirKind::Look(look) => {
+            4u8.hash(h);
+            look.as_repr().hash(h);
+            1
+        }
+        HirKind::Repetition(rep) => {
+            5u8.hash(h);
+            (rep.min, rep.max, rep.greedy).hash(h);
+            1 + hash_hir(&rep.sub, h)
+        }
+        HirKind::Capture(cap) => {
+            6u8.hash(h);
+            (cap.index, &cap.name).hash(h);
+            1 + hash_hir(&cap.sub, h)
+        }
+        HirKind::Concat(hs) | HirKind::Alternation(hs) => {
+            (if matches!(hir.kind(), HirKind::Concat(_)) { 7u8 } else { 8 }).hash(h);
+            hs.len().hash(h);
+            1 + hs.iter().map(|x| hash_hir(x, h)).sum::<usize>()
         }
     }
 }

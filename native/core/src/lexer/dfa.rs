@@ -9,7 +9,6 @@
 use std::hash::{Hash, Hasher};
 use std::rc::Rc;
 
-use regex_syntax::hir::{Class, Hir, HirKind};
 use rustc_hash::FxHashMap;
 
 use super::nfa::{Fragment, Nfa, NfaState};
@@ -49,87 +48,6 @@ struct CachedDfa {
     max_states: usize,
     pattern: Pattern,
     dfa: std::sync::Arc<TermDfa>,
-}
-
-/// Hash `p` by structure (regex HIR included) into `h`; returns its node
-/// count, the cache's measure of the pattern's size. (The key used to be the
-/// pattern's `Debug` text, formatted again for every part looked up.)
-fn hash_pattern(p: &Pattern, h: &mut impl Hasher) -> usize {
-    match p {
-        Pattern::Hir(hir) => {
-            0u8.hash(h);
-            hash_hir(hir, h)
-        }
-        Pattern::Concat(ps) | Pattern::Alt(ps) | Pattern::And(ps) => {
-            (if matches!(p, Pattern::Concat(_)) {
-                1u8
-            } else if matches!(p, Pattern::Alt(_)) {
-                2
-            } else {
-                3
-            })
-            .hash(h);
-            ps.len().hash(h);
-            1 + ps.iter().map(|q| hash_pattern(q, h)).sum::<usize>()
-        }
-        Pattern::Repeat { pattern, min, max } => {
-            4u8.hash(h);
-            (min, max).hash(h);
-            1 + hash_pattern(pattern, h)
-        }
-        Pattern::Not(q) => {
-            5u8.hash(h);
-            1 + hash_pattern(q, h)
-        }
-    }
-}
-
-fn hash_hir(hir: &Hir, h: &mut impl Hasher) -> usize {
-    match hir.kind() {
-        HirKind::Empty => {
-            0u8.hash(h);
-            1
-        }
-        HirKind::Literal(lit) => {
-            1u8.hash(h);
-            lit.0.hash(h);
-            1
-        }
-        HirKind::Class(Class::Unicode(c)) => {
-            2u8.hash(h);
-            for r in c.ranges() {
-                (r.start(), r.end()).hash(h);
-            }
-            1 + c.ranges().len()
-        }
-        HirKind::Class(Class::Bytes(c)) => {
-            3u8.hash(h);
-            for r in c.ranges() {
-                (r.start(), r.end()).hash(h);
-            }
-            1 + c.ranges().len()
-        }
-        HirKind::Look(look) => {
-            4u8.hash(h);
-            look.as_repr().hash(h);
-            1
-        }
-        HirKind::Repetition(rep) => {
-            5u8.hash(h);
-            (rep.min, rep.max, rep.greedy).hash(h);
-            1 + hash_hir(&rep.sub, h)
-        }
-        HirKind::Capture(cap) => {
-            6u8.hash(h);
-            (cap.index, &cap.name).hash(h);
-            1 + hash_hir(&cap.sub, h)
-        }
-        HirKind::Concat(hs) | HirKind::Alternation(hs) => {
-            (if matches!(hir.kind(), HirKind::Concat(_)) { 7u8 } else { 8 }).hash(h);
-            hs.len().hash(h);
-            1 + hs.iter().map(|x| hash_hir(x, h)).sum::<usize>()
-        }
-    }
 }
 
 static TERM_DFA_CACHE: std::sync::OnceLock<std::sync::Mutex<TermDfaCache>> = std::sync::OnceLock::new();
@@ -394,7 +312,7 @@ impl TermDfa {
     /// small JSON Schema (4 of 5 ms); the cache makes the second one free.
     pub fn cached(pattern: &Pattern, max_states: usize) -> Result<TermDfa> {
         let mut hasher = rustc_hash::FxHasher::default();
-        let nodes = hash_pattern(pattern, &mut hasher);
+        let nodes = crate::grammar::pattern::hash_pattern(pattern, &mut hasher);
         max_states.hash(&mut hasher);
         let key = hasher.finish();
         let cache = TERM_DFA_CACHE.get_or_init(Default::default);
@@ -422,6 +340,15 @@ impl TermDfa {
             cache.entries.entry(key).or_default().push(entry);
         }
         Ok(dfa)
+    }
+
+    /// Empty [`TermDfa::cached`]'s cache (to measure a cold compile).
+    pub fn clear_cache() {
+        if let Some(cache) = TERM_DFA_CACHE.get() {
+            let mut cache = cache.lock().unwrap_or_else(|e| e.into_inner());
+            cache.entries.clear();
+            cache.bytes = 0;
+        }
     }
 
     pub fn from_pattern(pattern: &Pattern, max_states: usize) -> Result<TermDfa> {

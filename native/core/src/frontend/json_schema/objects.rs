@@ -247,8 +247,8 @@ impl Lowerer<'_, '_> {
                     }
                 }
                 let key_name = if mask == 0 && groups.is_empty() && known.is_empty() { "string" } else { "key" };
-                let cache_key = format!("okey:{content:?}");
-                let key = self.terminal(cache_key, key_name, || Ok(quoted(content)))?;
+                // Identical key languages share a terminal (the builder finds them by structure).
+                let key = self.b.anonymous(key_name, quoted(content), self.span);
                 let v = self.value(&v, inner)?;
                 alts.push((t, Expr::Seq(vec![Expr::Terminal(key), key_sep.clone(), v])));
             }

@@ -171,14 +171,25 @@ fn surrogate_ranges(lo: u32, hi: u32) -> Vec<((u32, u32), (u32, u32))> {
     out
 }
 
-/// Any one encoded code point.
+/// Any one encoded code point (built once: every string needs it).
 pub(crate) fn any_char() -> Hir {
-    encoded_class(&class_of(&[('\0', char::MAX)]))
+    static ANY: std::sync::OnceLock<Hir> = std::sync::OnceLock::new();
+    ANY.get_or_init(|| encoded_class(&class_of(&[('\0', char::MAX)]))).clone()
 }
 
-/// The encodings of exactly the string `s` (no quotes).
+/// The encodings of exactly the string `s` (no quotes). Keys and enum
+/// values are mostly ASCII, whose encodings are built once.
 pub(crate) fn encoded_literal(s: &str) -> Hir {
-    Hir::concat(s.chars().map(|c| encoded_class(&class_of(&[(c, c)]))).collect())
+    static ASCII: std::sync::OnceLock<Vec<Hir>> = std::sync::OnceLock::new();
+    let ascii = ASCII.get_or_init(|| (0..128u8).map(|b| encoded_class(&class_of(&[(b as char, b as char)]))).collect());
+    Hir::concat(
+        s.chars()
+            .map(|c| match ascii.get(c as usize) {
+                Some(h) => h.clone(),
+                None => encoded_class(&class_of(&[(c, c)])),
+            })
+            .collect(),
+    )
 }
 
 /// `"` + content + `"`.
