@@ -76,7 +76,7 @@ impl CompiledGrammar {
     pub fn describe(&self) -> String {
         let t = &self.timings;
         format!(
-            "terminals: {}\nrules: {}\nnormal-form nonterminals: {}\nproductions: {}\nlexer DFA states: {}\nlexer configurations: {}\nboundary configurations: {}\nLR states: {}\nliveness exits: {} ({} of {} LR states built)\ncompile µs: normalize {} lexer {} lr {} liveness {}\n",
+            "terminals: {}\nrules: {}\nnormal-form nonterminals: {}\nproductions: {}\nlexer DFA states: {}\nlexer configurations: {}\nboundary configurations: {}\nLR states: {}\nliveness exits: {}\nliveness entries built: {} of {} LR states\ncompile µs: normalize {} lexer {} lr {} liveness {}\n",
             self.grammar.terminals.len(),
             self.grammar.rules.len(),
             self.normal.nonterminals.len(),

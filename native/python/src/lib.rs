@@ -1013,9 +1013,18 @@ impl Grammar {
         Ok(UnlinkedConstraint { inner: Arc::new(inner) })
     }
 
-    /// Sizes of the compiled tables, one per line.
+    /// Sizes of the compiled tables, one per line. The liveness entries of
+    /// every LR state are built for it (a compile builds them as masks reach
+    /// the states), so the sizes are the grammar's whole.
     fn describe(&self, py: Python<'_>) -> PyResult<String> {
-        Ok(self.compiled(py, &core::CompileLimits::default())?.describe())
+        let compiled = self.compiled(py, &core::CompileLimits::default())?;
+        let g = compiled.clone();
+        // Past `max_liveness_exits` the count so far is shown; a compile reports the limit.
+        guard_light(py, move || {
+            let _ = g.liveness.complete(&g.normal, &g.lr);
+            Ok(())
+        })?;
+        Ok(compiled.describe())
     }
 
     fn __str__(&self) -> String {
