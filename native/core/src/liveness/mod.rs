@@ -502,14 +502,23 @@ fn first_reach(lexer: &Lexer, boundary_index: &[u32]) -> (Vec<u32>, Vec<Vec<(Ter
     let configs = &lexer.configs;
     let n = configs.len();
     let k = configs.num_classes;
-    let succ = |c: usize| -> Vec<usize> {
-        let mut v: Vec<usize> =
-            (0..k).filter_map(|cl| configs.next_by_class(LexConfigId::from_usize(c), cl)).map(|x| x.index()).collect();
-        v.sort_unstable();
-        v.dedup();
-        v
-    };
-    let (comp, num_comps) = strongly_connected_components(n, &succ);
+    // Successor lists once (the SCC search and the fixpoint both read them).
+    let mut seen = vec![usize::MAX; n];
+    let succs: Vec<Vec<usize>> = (0..n)
+        .map(|c| {
+            let mut v = Vec::new();
+            for cl in 0..k {
+                if let Some(x) = configs.next_by_class(LexConfigId::from_usize(c), cl) {
+                    if std::mem::replace(&mut seen[x.index()], c) != c {
+                        v.push(x.index());
+                    }
+                }
+            }
+            v.sort_unstable();
+            v
+        })
+        .collect();
+    let (comp, num_comps) = strongly_connected_components(n, &|c| succs[c].clone());
     let mut members: Vec<Vec<usize>> = vec![Vec::new(); num_comps];
     for (v, &c) in comp.iter().enumerate() {
         members[c].push(v);
@@ -523,7 +532,7 @@ fn first_reach(lexer: &Lexer, boundary_index: &[u32]) -> (Vec<u32>, Vec<Vec<(Ter
             for &(t, f) in configs.emits(LexConfigId::from_usize(v)) {
                 acc.push((t, boundary_index[f.index()]));
             }
-            for w in succ(v) {
+            for &w in &succs[v] {
                 if comp[w] != ci {
                     acc.extend_from_slice(&sets[comp_set[comp[w]] as usize]);
                 }
