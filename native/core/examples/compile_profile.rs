@@ -58,10 +58,10 @@ fn main() {
                         println!("{path}: closure items {items} (max {max_closure}), goto-kernel items {goto_kernel}, num_lex {}", g.liveness.num_lex);
                     }
                     Ok(g) => println!(
-                        "{path}: grammar {:.1} ms {:?} exits {} lr states {}",
+                        "{path}: grammar {:.1} ms {:?} liveness exits built {} lr states {}",
                         grammar_time.as_secs_f64() * 1e3,
                         g.timings,
-                        g.liveness.stats.exits,
+                        g.liveness.exits_built(),
                         g.lr.num_states()
                     ),
                     Err(e) => println!("{path}: {e}"),
