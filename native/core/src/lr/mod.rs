@@ -117,30 +117,39 @@ impl LrTables {
         ids.insert(start_kernel.clone(), 0);
         self.states.push(LrState { kernel: start_kernel, ..Default::default() });
         let mut i = 0;
+        // The advanced items of one state with the symbol after their dot,
+        // sorted: runs of one symbol are the kernels of its successors.
+        let mut advanced: Vec<(Symbol, Item)> = Vec::new();
         while i < self.states.len() {
             let items = closure_of(g, &self.left_corners, &self.states[i].kernel);
-            // Group the advanced items by the symbol after the dot.
-            let mut by_symbol: FxHashMap<Symbol, Vec<Item>> = FxHashMap::default();
+            advanced.clear();
             for item in &items {
                 let rhs = &g.production(item.production).rhs;
                 if let Some(&sym) = rhs.get(item.dot as usize) {
-                    by_symbol.entry(sym).or_default().push(Item { production: item.production, dot: item.dot + 1 });
+                    advanced.push((sym, Item { production: item.production, dot: item.dot + 1 }));
                 }
             }
-            let mut symbols: Vec<Symbol> = by_symbol.keys().copied().collect();
-            symbols.sort_unstable();
-            for sym in symbols {
-                let mut kernel = by_symbol.remove(&sym).expect("present");
-                kernel.sort_unstable();
-                kernel.dedup();
-                let len = self.states.len() as u32;
-                let target = *ids.entry(kernel.clone()).or_insert_with(|| len);
-                if target == len {
-                    if self.states.len() >= limits.max_lr_states {
-                        return Err(Error::limit("max_lr_states", self.states.len() + 1, limits.max_lr_states));
+            advanced.sort_unstable();
+            advanced.dedup();
+            let mut run = 0;
+            while run < advanced.len() {
+                let sym = advanced[run].0;
+                let end = run + advanced[run..].iter().take_while(|(s, _)| *s == sym).count();
+                let kernel: Vec<Item> = advanced[run..end].iter().map(|&(_, item)| item).collect();
+                run = end;
+                // Found by slice: a kernel is copied only for a new state.
+                let target = match ids.get(kernel.as_slice()) {
+                    Some(&t) => t,
+                    None => {
+                        if self.states.len() >= limits.max_lr_states {
+                            return Err(Error::limit("max_lr_states", self.states.len() + 1, limits.max_lr_states));
+                        }
+                        let t = self.states.len() as u32;
+                        ids.insert(kernel.clone(), t);
+                        self.states.push(LrState { kernel, ..Default::default() });
+                        t
                     }
-                    self.states.push(LrState { kernel, ..Default::default() });
-                }
+                };
                 match sym {
                     Symbol::T(t) => self.states[i].shifts.push((t, LrStateId(target))),
                     Symbol::N(a) => self.states[i].gotos.push((a, LrStateId(target))),
@@ -163,15 +172,15 @@ impl LrTables {
     }
 
     fn build_lalr(&mut self, g: &NormalGrammar) {
-        // Nonterminal transitions (p, A).
+        // Nonterminal transitions (p, A), numbered state by state in goto
+        // order: (p, A) is `goto_start[p]` + the goto index of A in p.
         let mut transitions: Vec<(LrStateId, NonterminalId)> = Vec::new();
-        let mut transition_id: FxHashMap<(LrStateId, NonterminalId), usize> = FxHashMap::default();
+        let mut goto_start: Vec<usize> = Vec::with_capacity(self.states.len());
         for (p, state) in self.states.iter().enumerate() {
-            for &(a, _) in &state.gotos {
-                transition_id.insert((LrStateId::from_usize(p), a), transitions.len());
-                transitions.push((LrStateId::from_usize(p), a));
-            }
+            goto_start.push(transitions.len());
+            transitions.extend(state.gotos.iter().map(|&(a, _)| (LrStateId::from_usize(p), a)));
         }
+        let transition_id = |p: LrStateId, a: NonterminalId| self.goto_index(p, a).map(|i| goto_start[p.index()] + i);
         // Direct reads: terminals shifted right after A, plus end of input
         // where the goto state completes the augmented start.
         // Sorted lists, not bitsets: most are short, and a bitset per
@@ -200,7 +209,7 @@ impl LrTables {
                 let rhs = &g.production(prod).rhs;
                 if let Some((&Symbol::N(a), beta)) = rhs.split_last() {
                     if let Some(p) = self.walk(p_prime, beta) {
-                        if let Some(&y) = transition_id.get(&(p, a)) {
+                        if let Some(y) = transition_id(p, a) {
                             includes[y].push(x);
                         }
                     }
