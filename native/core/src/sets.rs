@@ -96,6 +96,17 @@ impl SmallBitSet {
     pub fn iter(&self) -> impl Iterator<Item = usize> + '_ {
         ones(self.words.iter().copied(), 64)
     }
+    /// Bits 0..64 as one word (the whole set when it has at most 64 bits).
+    #[inline]
+    pub fn first_word(&self) -> u64 {
+        self.words.first().copied().unwrap_or(0)
+    }
+    /// A set of `bits` (at most 64) bits holding `word`.
+    #[inline]
+    pub fn from_word(bits: usize, word: u64) -> SmallBitSet {
+        debug_assert!(bits <= 64 && (bits == 64 || word >> bits == 0));
+        SmallBitSet { words: if bits == 0 { smallvec::SmallVec::new() } else { smallvec::smallvec![word] } }
+    }
 }
 
 /// The indices of the set bits of `words`, each holding `width` bits.

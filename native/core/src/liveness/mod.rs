@@ -604,7 +604,31 @@ impl Reach {
     }
 
     /// Apply `Reach_{seq}` to a set of lexical states.
-    fn apply_seq(&self, seq: &[Symbol], mut set: LexSet) -> LexSet {
+    fn apply_seq(&self, seq: &[Symbol], set: LexSet) -> LexSet {
+        if self.num_lex <= 64 {
+            // One word per set (the common case): no set built per symbol.
+            let mut bits = set.first_word();
+            for &s in seq {
+                if bits == 0 {
+                    break;
+                }
+                let mut out = 0u64;
+                if let Some(rel) = self.rel(s) {
+                    let mut rest = bits;
+                    while rest != 0 {
+                        out |= rel[rest.trailing_zeros() as usize].first_word();
+                        rest &= rest - 1;
+                    }
+                }
+                bits = out;
+            }
+            return LexSet::from_word(self.num_lex, bits);
+        }
+        self.apply_seq_sets(seq, set)
+    }
+
+    /// [`Reach::apply_seq`] over sets of any size.
+    fn apply_seq_sets(&self, seq: &[Symbol], mut set: LexSet) -> LexSet {
         for &s in seq {
             if set.is_empty() {
                 break;
@@ -968,6 +992,30 @@ impl StateTable {
                 }
             };
             self.live_b.push(Entry { start: range.0, len: range.1, accept: false });
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// The one-word path of `apply_seq` agrees with the general one.
+        #[test]
+        fn apply_seq_words_equal_sets(
+            num_lex in 1usize..=64,
+            rows in proptest::collection::vec(proptest::collection::vec(any::<u64>(), 64), 3),
+            seq in proptest::collection::vec(0usize..3, 0..6),
+            start in any::<u64>(),
+        ) {
+            let mask = if num_lex == 64 { u64::MAX } else { (1u64 << num_lex) - 1 };
+            let rel = |r: &Vec<u64>| -> Rel { (0..num_lex).map(|b| LexSet::from_word(num_lex, r[b] & mask)).collect() };
+            let reach = Reach { term: rows.iter().map(|r| Some(rel(r))).collect(), nonterm: Vec::new(), num_lex };
+            let seq: Vec<Symbol> = seq.iter().map(|&t| Symbol::T(TerminalId::from_usize(t))).collect();
+            let set = LexSet::from_word(num_lex, start & mask);
+            prop_assert_eq!(reach.apply_seq(&seq, set.clone()), reach.apply_seq_sets(&seq, set));
         }
     }
 }
