@@ -171,8 +171,6 @@ struct StateBuilder {
     reach: Reach,
     tails: TailReach,
     max_exits: usize,
-    /// Exits stored across the states built so far.
-    exits: usize,
 }
 
 #[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
@@ -275,8 +273,7 @@ impl Liveness {
         let reach = Reach::build(g, term_reach, num_lex);
 
         // ---- per-state tables: built on first use ----
-        let builder =
-            StateBuilder { reach, tails: TailReach::new(num_lex), max_exits: limits.max_liveness_exits, exits: 0 };
+        let builder = StateBuilder { reach, tails: TailReach::new(num_lex), max_exits: limits.max_liveness_exits };
         let stats =
             LivenessStats { boundary_configs: boundaries.len(), first_reach_sets: first_reach_sets.len(), exits: 0 };
         Ok(Liveness {
@@ -325,9 +322,10 @@ impl Liveness {
             self.state(g, lr, LrStateId::from_usize(p));
         }
         if let Some(builder) = &self.builder {
-            let b = builder.lock().unwrap_or_else(|e| e.into_inner());
-            if b.exits > b.max_exits {
-                return Err(Error::limit("max_liveness_exits", b.exits, b.max_exits));
+            let max = builder.lock().unwrap_or_else(|e| e.into_inner()).max_exits;
+            let exits = self.exits_built();
+            if exits > max {
+                return Err(Error::limit("max_liveness_exits", exits, max));
             }
         }
         Ok(())
@@ -358,7 +356,6 @@ impl StateBuilder {
         let mut table = StateTable::default();
         let lists = table.enter_entries(g, lr, &self.reach, &mut self.tails, p, num_lex);
         table.live_b_entries(g, lr, &self.reach, &mut self.tails, p, num_lex, lists);
-        self.exits += table.exits.len();
         StateEntries {
             enter: table.enter.into_boxed_slice(),
             live_b: table.live_b.into_boxed_slice(),
