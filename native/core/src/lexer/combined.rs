@@ -9,7 +9,7 @@
 
 use rustc_hash::FxHashMap;
 
-use super::dfa::{merge_classes, TermDfa};
+use super::dfa::{merge_classes, TermDfa, DEAD};
 use crate::error::{Error, Result};
 use crate::grammar::Grammar;
 use crate::ids::{DfaStateId, TerminalId};
@@ -88,24 +88,41 @@ impl LexerDfa {
         };
         // The dead state's row first.
         let mut trans = vec![0u32; num_classes];
-        // One scratch list, looked up by slice: a new list is allocated only
-        // for a new state (most transitions lead to known ones).
-        let mut next: Vec<(TerminalId, u32)> = Vec::new();
+        // Each terminal's own class of each combined class, so that a state's
+        // successors on every class come from one pass over each component's
+        // row (sequential reads), not a lookup per class and component.
+        let class_in: Vec<Vec<u8>> =
+            terminals.iter().map(|d| class_reps.iter().map(|&r| d.classes[r as usize]).collect()).collect();
+        // Scratch lists, looked up by slice: a list is allocated only for a
+        // new state (most transitions lead to known ones).
+        let mut next: Vec<Vec<(TerminalId, u32)>> = vec![Vec::new(); num_classes];
         let mut i = 1;
         while i < components.len() {
-            for &rep in &class_reps {
-                next.clear();
-                next.extend(components[i].iter().filter_map(|&(t, s)| {
-                    let d = &terminals[t.index()];
-                    let s2 = d.next(s, rep);
-                    d.live[s2 as usize].then_some((t, s2))
-                }));
-                let id = match ids.get(next.as_slice()) {
+            next.iter_mut().for_each(Vec::clear);
+            for &(t, s) in &components[i] {
+                let d = &terminals[t.index()];
+                let row = &d.trans[s as usize * d.num_classes..(s as usize + 1) * d.num_classes];
+                for (list, &c) in next.iter_mut().zip(&class_in[t.index()]) {
+                    // A minimal DFA's only dead state is 0.
+                    let s2 = row[c as usize];
+                    if s2 != DEAD {
+                        list.push((t, s2));
+                    }
+                }
+            }
+            for c in 0..num_classes {
+                // Neighbouring classes often agree (the letters inside a string).
+                if c > 0 && next[c] == next[c - 1] {
+                    let prev = trans[trans.len() - 1];
+                    trans.push(prev);
+                    continue;
+                }
+                let id = match ids.get(next[c].as_slice()) {
                     Some(&id) => id,
                     None => {
                         let id = components.len() as u32;
-                        ids.insert(next.clone(), id);
-                        components.push(next.clone());
+                        ids.insert(next[c].clone(), id);
+                        components.push(next[c].clone());
                         id
                     }
                 };

@@ -14,6 +14,7 @@ use rustc_hash::FxHashMap;
 use super::nfa::{Fragment, Nfa, NfaState};
 use crate::error::{Error, Result};
 use crate::grammar::Pattern;
+use regex_syntax::hir::{Hir, HirKind};
 
 /// A complete DFA over bytes with byte classes. State 0 is the dead state.
 #[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
@@ -78,12 +79,26 @@ impl TermDfa {
     /// Build from raw tables (any numbering), minimise, renumber (dead = 0) and
     /// compute the derived vectors.
     fn from_raw(classes: [u8; 256], num_classes: usize, trans: Vec<u32>, accept: Vec<bool>, start: u32) -> TermDfa {
+        // Byte classes that no state tells apart are merged first: the subset
+        // construction cuts classes at every range boundary of the NFA (a
+        // UTF-8 class has dozens), and minimisation costs states × classes.
+        let (classes, num_classes, trans) = match equal_columns(&trans, num_classes) {
+            Some((remap, k)) => {
+                let trans = remap_columns(&trans, num_classes, &remap, k);
+                (remap_classes(&classes, &remap), k, trans)
+            }
+            None => (classes, num_classes, trans),
+        };
         let (block_of, num_blocks) = minimize(num_classes, &trans, &accept);
         Self::from_blocks(classes, num_classes, &trans, &accept, start, &block_of, num_blocks)
     }
 
     /// The quotient of a raw DFA by a partition of its states into blocks of
-    /// equivalent states: renumbered (dead = 0) with the derived vectors.
+    /// equivalent states: renumbered (dead = 0, the rest in breadth-first
+    /// order from the start) with the derived vectors. The partition is the
+    /// coarsest one, or the states were distinguishable already (a
+    /// complement), so all states that cannot reach acceptance share one
+    /// block: the rejecting one whose every move stays in it.
     fn from_blocks(
         classes: [u8; 256],
         num_classes: usize,
@@ -93,107 +108,74 @@ impl TermDfa {
         block_of: &[u32],
         num_blocks: usize,
     ) -> TermDfa {
-        let n = accept.len();
-        // Liveness per block, to find the dead block.
-        let mut block_trans = vec![0u32; num_blocks * num_classes];
-        let mut block_accept = vec![false; num_blocks];
-        for s in 0..n {
-            let b = block_of[s] as usize;
-            block_accept[b] = accept[s];
-            for c in 0..num_classes {
-                block_trans[b * num_classes + c] = block_of[trans[s * num_classes + c] as usize];
+        let k = num_classes;
+        // One state stands for its block: they all behave alike.
+        let mut rep = vec![u32::MAX; num_blocks];
+        for (s, &b) in block_of.iter().enumerate() {
+            if rep[b as usize] == u32::MAX {
+                rep[b as usize] = s as u32;
             }
         }
-        // Renumber by BFS from start; the dead state (if any) becomes 0, else a new 0 is added.
-        let live = live_states(num_classes, &block_trans, &block_accept);
+        let row = |b: u32| {
+            let s = rep[b as usize] as usize;
+            &trans[s * k..(s + 1) * k]
+        };
         let mut order = vec![u32::MAX; num_blocks];
+        if let Some(dead) = (0..num_blocks as u32)
+            .find(|&b| !accept[rep[b as usize] as usize] && row(b).iter().all(|&t| block_of[t as usize] == b))
+        {
+            order[dead as usize] = 0;
+        }
+        // Row 0 is the dead state's (all zeros, also when no block is dead).
+        let mut new_trans = vec![0u32; k];
+        let (mut new_accept, mut accepts_later) = (vec![false], vec![false]);
         let mut queue = Vec::new();
         let start_block = block_of[start as usize];
-        let mut next_id = 1u32;
-        let assign = |b: u32, order: &mut Vec<u32>, queue: &mut Vec<u32>, next_id: &mut u32| {
-            if order[b as usize] == u32::MAX {
-                if live[b as usize] {
-                    order[b as usize] = *next_id;
-                    *next_id += 1;
-                } else {
-                    order[b as usize] = 0;
-                }
-                queue.push(b);
-            }
-        };
-        assign(start_block, &mut order, &mut queue, &mut next_id);
+        if order[start_block as usize] == u32::MAX {
+            order[start_block as usize] = 1;
+            queue.push(start_block);
+        }
+        let mut next_id = 2u32;
         let mut head = 0;
         while head < queue.len() {
             let b = queue[head];
             head += 1;
-            if !live[b as usize] {
-                continue;
+            let mut goes_on = false;
+            for &t in row(b) {
+                let tb = block_of[t as usize] as usize;
+                if order[tb] == u32::MAX {
+                    order[tb] = next_id;
+                    next_id += 1;
+                    queue.push(tb as u32);
+                }
+                goes_on |= order[tb] != 0;
+                new_trans.push(order[tb]);
             }
-            for c in 0..num_classes {
-                assign(block_trans[b as usize * num_classes + c], &mut order, &mut queue, &mut next_id);
-            }
+            new_accept.push(accept[rep[b as usize] as usize]);
+            accepts_later.push(goes_on);
         }
-        let m = next_id as usize;
-        let mut new_trans = vec![0u32; m * num_classes];
-        let mut new_accept = vec![false; m];
-        for &b in &queue {
-            let id = order[b as usize] as usize;
-            if id == 0 {
-                continue;
-            }
-            new_accept[id] = block_accept[b as usize];
-            for c in 0..num_classes {
-                new_trans[id * num_classes + c] = order[block_trans[b as usize * num_classes + c] as usize];
-            }
-        }
-        let start = order[start_block as usize];
+        let m = new_accept.len();
         let mut dfa = TermDfa {
             classes,
             num_classes,
             trans: new_trans,
             accept: new_accept,
-            start,
-            live: Vec::new(),
-            accepts_later: Vec::new(),
+            start: order[start_block as usize],
+            // Every state but the dead one can reach acceptance.
+            live: (0..m).map(|s| s != 0).collect(),
+            accepts_later,
         };
-        // Every state but the dead one is live by construction (dead blocks
-        // were all numbered 0), so the derived vectors need no search.
-        dfa.live = (0..m).map(|s| s != 0).collect();
-        dfa.accepts_later =
-            (0..m).map(|s| dfa.trans[s * num_classes..(s + 1) * num_classes].iter().any(|&t| t != 0)).collect();
         dfa.compact_classes();
         dfa
     }
 
     /// Merge byte classes that behave identically in every state.
     fn compact_classes(&mut self) {
-        let n = self.num_states();
-        let mut column_ids: FxHashMap<Vec<u32>, u8> = FxHashMap::default();
-        let mut remap = vec![0u8; self.num_classes];
-        let mut columns: Vec<Vec<u32>> = Vec::new();
-        for (c, slot) in remap.iter_mut().enumerate() {
-            let col: Vec<u32> = (0..n).map(|s| self.trans[s * self.num_classes + c]).collect();
-            let next = column_ids.len() as u8;
-            *slot = *column_ids.entry(col.clone()).or_insert_with(|| {
-                columns.push(col);
-                next
-            });
+        if let Some((remap, k)) = equal_columns(&self.trans, self.num_classes) {
+            self.trans = remap_columns(&self.trans, self.num_classes, &remap, k);
+            self.classes = remap_classes(&self.classes, &remap);
+            self.num_classes = k;
         }
-        if columns.len() == self.num_classes {
-            return;
-        }
-        let k = columns.len();
-        let mut trans = vec![0u32; n * k];
-        for (c, col) in columns.iter().enumerate() {
-            for s in 0..n {
-                trans[s * k + c] = col[s];
-            }
-        }
-        for b in 0..256 {
-            self.classes[b] = remap[self.classes[b] as usize];
-        }
-        self.num_classes = k;
-        self.trans = trans;
     }
 
     /// Intersection of several DFAs: pairwise products, each minimised, so
@@ -216,15 +198,30 @@ impl TermDfa {
         };
         let mut acc = first.clone();
         for d in rest {
-            acc = Self::pair_product(&acc, d, max_states, all)?;
+            acc = Self::pair_product(&acc, d, false, max_states, all)?;
         }
         Ok(acc)
     }
 
-    /// The product automaton of `a` and `b`, accepting where both (`all`) or
-    /// either accept; pairs of states are one `u64` key, so no allocation
-    /// per transition.
-    fn pair_product(a: &TermDfa, b: &TermDfa, max_states: usize, all: bool) -> Result<TermDfa> {
+    /// Intersection of operands each taken as it is or complemented
+    /// (`(dfa, true)`): `And(Not(keys), content)`, an object's "any other
+    /// key", is one product with the keys' acceptance flipped, not a
+    /// complement built and renumbered first.
+    fn intersect(operands: &[(TermDfa, bool)], max_states: usize) -> Result<TermDfa> {
+        let Some(((first, negated), rest)) = operands.split_first() else {
+            return Self::fold(&[], max_states, true);
+        };
+        let mut acc = if *negated { first.complement() } else { first.clone() };
+        for (d, negated) in rest {
+            acc = Self::pair_product(&acc, d, *negated, max_states, true)?;
+        }
+        Ok(acc)
+    }
+
+    /// The product automaton of `a` and `b` (`b`'s acceptance flipped if
+    /// `negate_b`), accepting where both (`all`) or either accept; pairs of
+    /// states are one `u64` key, so no allocation per transition.
+    fn pair_product(a: &TermDfa, b: &TermDfa, negate_b: bool, max_states: usize, all: bool) -> Result<TermDfa> {
         let (classes, num_classes, reps) = merge_classes([&a.classes, &b.classes].into_iter());
         let key = |x: u32, y: u32| (x as u64) << 32 | y as u64;
         let mut ids: FxHashMap<u64, u32> = FxHashMap::default();
@@ -235,7 +232,7 @@ impl TermDfa {
         while i < states.len() {
             let (x, y) = states[i];
             i += 1;
-            let (ax, by) = (a.accept[x as usize], b.accept[y as usize]);
+            let (ax, by) = (a.accept[x as usize], b.accept[y as usize] != negate_b);
             accept.push(if all { ax && by } else { ax || by });
             for &rep in &reps {
                 let next = (a.next(x, rep), b.next(y, rep));
@@ -357,22 +354,101 @@ impl TermDfa {
             // `And(Not(keys), string content)`, and the content's DFA is the
             // same for every object of every schema.
             Pattern::And(parts) => {
-                let dfas = parts.iter().map(|p| TermDfa::cached(p, max_states)).collect::<Result<Vec<_>>>()?;
-                TermDfa::product(&dfas, max_states)
+                let operands = parts
+                    .iter()
+                    .map(|p| match p {
+                        Pattern::Not(inner) => Ok((TermDfa::cached(inner, max_states)?, true)),
+                        _ => Ok((TermDfa::cached(p, max_states)?, false)),
+                    })
+                    .collect::<Result<Vec<_>>>()?;
+                TermDfa::intersect(&operands, max_states)
             }
             Pattern::Not(inner) => Ok(TermDfa::cached(inner, max_states)?.complement()),
-            _ => {
-                let mut nfa = Nfa::default();
-                let frag = pattern_fragment(&mut nfa, pattern, max_states)?;
-                let start = nfa.finish(frag)?;
-                determinize(&nfa, start, max_states)
+            Pattern::Hir(hir) => match long_count(hir) {
+                Some((min, max, sub)) => {
+                    let sub = TermDfa::cached(&Pattern::Hir(sub.clone()), max_states)?;
+                    match TermDfa::counted(&sub, min, max, max_states)? {
+                        Some(dfa) => Ok(dfa),
+                        // Unrolled (not through `pattern_fragment`, which would come back here).
+                        None => {
+                            let mut nfa = Nfa::default();
+                            let frag = nfa.from_hir(hir)?;
+                            let start = nfa.finish(frag)?;
+                            determinize(&nfa, start, max_states)
+                        }
+                    }
+                }
+                None => TermDfa::from_nfa(pattern, max_states),
+            },
+            _ => TermDfa::from_nfa(pattern, max_states),
+        }
+    }
+
+    /// `sub{min,max}` built layer by layer when `sub` is prefix-free (no
+    /// match of it goes on to a longer one, as one character of a JSON string
+    /// does not): a layer per number of complete copies, each a copy of
+    /// `sub`'s states, and reaching `sub`'s accepting state steps to the next
+    /// layer's boundary. Unrolled into a Thompson NFA instead, a string's
+    /// `maxLength: 512` took a subset construction of 10k states, 70 ms.
+    /// `None` if `sub` is not prefix-free.
+    fn counted(sub: &TermDfa, min: u32, max: Option<u32>, max_states: usize) -> Result<Option<TermDfa>> {
+        let finals: Vec<usize> = (0..sub.num_states()).filter(|&q| sub.accept[q]).collect();
+        let [end] = finals[..] else { return Ok(None) };
+        if sub.accepts_later[end] || end == sub.start as usize {
+            return Ok(None);
+        }
+        let k = sub.num_classes;
+        // Layer `i` (copies done): its boundary, then `sub`'s states but the dead and the end one.
+        let inner: Vec<usize> = (1..sub.num_states()).filter(|&q| q != end).collect();
+        let mut slot = vec![0usize; sub.num_states()];
+        for (j, &q) in inner.iter().enumerate() {
+            slot[q] = j + 1;
+        }
+        let top = max.unwrap_or(min) as usize;
+        let width = 1 + inner.len();
+        let num = 1 + (top + 1) * width;
+        if num > max_states {
+            return Err(Error::limit("max_terminal_dfa_states", num, max_states));
+        }
+        let id = |layer: usize, j: usize| (1 + layer * width + j) as u32;
+        let mut trans = vec![0u32; num * k];
+        let mut accept = vec![false; num];
+        for layer in 0..=top {
+            // Where a completed copy goes: the next boundary, none past `max`,
+            // the last boundary again without a `max`.
+            let after = match max {
+                Some(_) if layer == top => 0,
+                Some(_) => id(layer + 1, 0),
+                None => id((layer + 1).min(top), 0),
+            };
+            accept[id(layer, 0) as usize] = layer >= min as usize;
+            for (j, q) in std::iter::once(sub.start as usize).chain(inner.iter().copied()).enumerate() {
+                let row = id(layer, j) as usize * k;
+                for c in 0..k {
+                    let t = sub.trans[q * k + c] as usize;
+                    trans[row + c] = match t {
+                        0 => 0,
+                        t if t == end => after,
+                        t => id(layer, slot[t]),
+                    };
+                }
             }
         }
+        Ok(Some(TermDfa::from_raw(sub.classes, k, trans, accept, id(0, 0))))
+    }
+
+    /// Thompson NFA, subset construction, minimisation.
+    fn from_nfa(pattern: &Pattern, max_states: usize) -> Result<TermDfa> {
+        let mut nfa = Nfa::default();
+        let frag = pattern_fragment(&mut nfa, pattern, max_states)?;
+        let start = nfa.finish(frag)?;
+        determinize(&nfa, start, max_states)
     }
 }
 
 fn pattern_fragment(nfa: &mut Nfa, pattern: &Pattern, max_states: usize) -> Result<Fragment> {
     match pattern {
+        Pattern::Hir(hir) if long_count(hir).is_some() => TermDfa::cached(pattern, max_states)?.embed(nfa),
         Pattern::Hir(hir) => nfa.from_hir(hir),
         Pattern::Concat(parts) => {
             let mut frags = Vec::with_capacity(parts.len());
@@ -402,6 +478,18 @@ fn pattern_fragment(nfa: &mut Nfa, pattern: &Pattern, max_states: usize) -> Resu
     }
 }
 
+/// A regex that is one counted repetition of at least [`LONG_COUNT`]
+/// copies, `(min, max, sub)`: what [`TermDfa::counted`] may build directly.
+fn long_count(hir: &Hir) -> Option<(u32, Option<u32>, &Hir)> {
+    let HirKind::Repetition(rep) = hir.kind() else { return None };
+    let copies = rep.max.unwrap_or(rep.min);
+    let nested = matches!(rep.sub.kind(), HirKind::Repetition(_) | HirKind::Capture(_));
+    (copies >= LONG_COUNT && !nested).then_some((rep.min, rep.max, &*rep.sub))
+}
+
+/// Fewer copies unroll as cheaply in the NFA.
+const LONG_COUNT: u32 = 8;
+
 /// Runs of consecutive bytes with the same class: `(first, last, class)`.
 fn class_runs(classes: &[u8; 256]) -> Vec<(u8, u8, u8)> {
     let mut runs = Vec::new();
@@ -415,25 +503,79 @@ fn class_runs(classes: &[u8; 256]) -> Vec<(u8, u8, u8)> {
     runs
 }
 
+/// Columns (classes) of a row-major transition table that are equal in
+/// every row: the new class of each old one (first occurrences keep their
+/// order) and the new count, or `None` if all columns differ. Columns are
+/// hashed in one pass over the rows and compared in place, so nothing is
+/// allocated per column.
+fn equal_columns(trans: &[u32], k: usize) -> Option<(Vec<u8>, usize)> {
+    if k <= 1 {
+        return None;
+    }
+    let mut hash = vec![0u64; k];
+    for row in trans.chunks_exact(k) {
+        for (h, &t) in hash.iter_mut().zip(row) {
+            *h = (h.rotate_left(5) ^ t as u64).wrapping_mul(0x517c_c1b7_2722_0a95);
+        }
+    }
+    let same = |a: usize, b: usize| hash[a] == hash[b] && trans.chunks_exact(k).all(|row| row[a] == row[b]);
+    let mut firsts: Vec<usize> = Vec::new();
+    let remap: Vec<u8> = (0..k)
+        .map(|c| match firsts.iter().position(|&f| same(f, c)) {
+            Some(i) => i as u8,
+            None => {
+                firsts.push(c);
+                (firsts.len() - 1) as u8
+            }
+        })
+        .collect();
+    (firsts.len() < k).then_some((remap, firsts.len()))
+}
+
+/// A row-major table with its columns merged by `remap` (into `k` columns).
+fn remap_columns(trans: &[u32], old_k: usize, remap: &[u8], k: usize) -> Vec<u32> {
+    let mut out = vec![0u32; trans.len() / old_k * k];
+    for (row, new_row) in trans.chunks_exact(old_k).zip(out.chunks_exact_mut(k)) {
+        for (c, &t) in row.iter().enumerate() {
+            new_row[remap[c] as usize] = t;
+        }
+    }
+    out
+}
+
+fn remap_classes(classes: &[u8; 256], remap: &[u8]) -> [u8; 256] {
+    classes.map(|c| remap[c as usize])
+}
+
 /// The coarsest common refinement of several byte-class maps; returns the
 /// merged map, the class count and one representative byte per class.
 pub fn merge_classes<'a>(maps: impl Iterator<Item = &'a [u8; 256]>) -> ([u8; 256], usize, Vec<u8>) {
-    let maps: Vec<&[u8; 256]> = maps.collect();
-    let mut ids: FxHashMap<Vec<u8>, u8> = FxHashMap::default();
+    // Refined one map at a time: a byte's class is its pair (class so far,
+    // class in the next map), numbered in order of first byte, so the result
+    // is the same as numbering whole keys, with no key built per byte.
     let mut classes = [0u8; 256];
-    let mut reps = Vec::new();
-    for b in 0..256usize {
-        let key: Vec<u8> = maps.iter().map(|m| m[b]).collect();
-        let next = ids.len();
-        let id = *ids.entry(key).or_insert_with(|| {
-            reps.push(b as u8);
-            next as u8
-        });
-        classes[b] = id;
+    let mut count = 1usize;
+    let mut ids: FxHashMap<u16, u8> = FxHashMap::default();
+    for map in maps {
+        ids.clear();
+        for b in 0..256usize {
+            let next = ids.len() as u8;
+            classes[b] = *ids.entry((classes[b] as u16) << 8 | map[b] as u16).or_insert(next);
+        }
+        count = ids.len();
     }
-    (classes, reps.len(), reps)
+    let mut reps = Vec::with_capacity(count);
+    let mut seen = 0usize;
+    for (b, &c) in classes.iter().enumerate() {
+        if c as usize == seen {
+            reps.push(b as u8);
+            seen += 1;
+        }
+    }
+    (classes, count, reps)
 }
 
+#[cfg(test)]
 fn live_states(num_classes: usize, trans: &[u32], accept: &[bool]) -> Vec<bool> {
     let n = accept.len();
     // Reverse edges in one flat array (counting sort by target).
@@ -498,7 +640,10 @@ fn determinize(nfa: &Nfa, start: u32, max_states: usize) -> Result<TermDfa> {
     let dead: Rc<[u32]> = Rc::from(Vec::new());
     ids.insert(dead.clone(), 0);
     sets.push(dead);
-    let start_set: Rc<[u32]> = Rc::from(closure_scratch.closure(nfa, std::iter::once(start)));
+    // The closure under construction: looked up by slice, stored only when new.
+    let mut target: Vec<u32> = Vec::new();
+    closure_scratch.closure(nfa, std::iter::once(start), &mut target);
+    let start_set: Rc<[u32]> = Rc::from(target.as_slice());
     let start_id = if start_set.is_empty() {
         0
     } else {
@@ -535,19 +680,26 @@ fn determinize(nfa: &Nfa, start: u32, max_states: usize) -> Result<TermDfa> {
                 }
             }
         }
-        for bucket in buckets.iter() {
+        for (c, bucket) in buckets.iter().enumerate() {
             if bucket.is_empty() {
                 trans.push(0);
                 continue;
             }
-            let target = closure_scratch.closure(nfa, bucket.iter().copied());
+            // Neighbouring classes often step to the same NFA states (the
+            // continuation bytes of a UTF-8 range): one closure serves them.
+            if c > 0 && buckets[c - 1] == *bucket {
+                let prev = trans[trans.len() - 1];
+                trans.push(prev);
+                continue;
+            }
+            closure_scratch.closure(nfa, bucket.iter().copied(), &mut target);
             work += target.len();
             let id = match ids.get(target.as_slice()) {
                 Some(&id) => id,
                 None => {
                     let id = sets.len() as u32;
                     stored += target.len();
-                    let target: Rc<[u32]> = Rc::from(target);
+                    let target: Rc<[u32]> = Rc::from(target.as_slice());
                     ids.insert(target.clone(), id);
                     sets.push(target);
                     id
@@ -575,9 +727,10 @@ impl Closure {
         Closure { mark: vec![0; n], epoch: 0, stack: Vec::new() }
     }
 
-    fn closure(&mut self, nfa: &Nfa, seeds: impl Iterator<Item = u32>) -> Vec<u32> {
+    /// The sorted ε-closure of `seeds` (its `Bytes` and `Match` states) in `out`.
+    fn closure(&mut self, nfa: &Nfa, seeds: impl Iterator<Item = u32>, out: &mut Vec<u32>) {
         self.epoch += 1;
-        let mut out = Vec::new();
+        out.clear();
         self.stack.extend(seeds);
         while let Some(s) = self.stack.pop() {
             if self.mark[s as usize] == self.epoch {
@@ -595,7 +748,6 @@ impl Closure {
             }
         }
         out.sort_unstable();
-        out
     }
 }
 
@@ -914,5 +1066,70 @@ mod minimize_tests {
                 prop_assert_eq!(comp.matches(w), !accept[s as usize], "complement, word {:?}", w);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod counted_tests {
+    use super::*;
+    use proptest::prelude::*;
+    use regex_syntax::ParserBuilder;
+
+    /// Prefix-free languages (and two that are not, which must fall back).
+    const SUBS: &[&str] = &["a|bc", "[ab]c*d", "x(y|zz)", r"\\[nt]|[a-m]", "ab|a", "a+"];
+
+    fn unrolled(sub: &str, min: u32, max: Option<u32>) -> TermDfa {
+        let re = match max {
+            Some(max) => format!("(?:{sub}){{{min},{max}}}"),
+            None => format!("(?:{sub}){{{min},}}"),
+        };
+        let hir = ParserBuilder::new().utf8(false).build().parse(&re).unwrap();
+        let mut nfa = Nfa::default();
+        let frag = nfa.from_hir(&hir).unwrap();
+        let start = nfa.finish(frag).unwrap();
+        determinize(&nfa, start, 1_000_000).unwrap()
+    }
+
+    proptest! {
+        #[test]
+        fn counted_repetition_is_the_unrolled_one(
+            which in 0..SUBS.len(),
+            min in 0u32..12,
+            extra in proptest::option::of(0u32..12),
+            words in proptest::collection::vec(proptest::collection::vec(0usize..12, 0..40), 200),
+        ) {
+            let sub = SUBS[which];
+            let max = extra.map(|e| min + e);
+            let hir = ParserBuilder::new().utf8(false).build().parse(sub).unwrap();
+            let sub_dfa = TermDfa::from_pattern(&Pattern::Hir(hir), 10_000).unwrap();
+            let expected = unrolled(sub, min, max);
+            match TermDfa::counted(&sub_dfa, min, max, 1_000_000).unwrap() {
+                None => prop_assert!(which >= 4, "{} is prefix-free", sub),
+                Some(got) => {
+                    prop_assert!(which < 4, "{} is not prefix-free", sub);
+                    prop_assert_eq!(got.num_states(), expected.num_states());
+                    let alphabet = b"abcdxyzm\\ntq";
+                    for w in &words {
+                        let w: Vec<u8> = w.iter().map(|&i| alphabet[i]).collect();
+                        prop_assert_eq!(got.matches(&w), expected.matches(&w), "{:?}", String::from_utf8_lossy(&w));
+                    }
+                    // Words of the language itself: copies of short members.
+                    let members: &[&[u8]] = &[b"a", b"bc", b"acd", b"bd", b"xy", b"xzz", b"\\n", b"m"];
+                    for n in 0..=(max.unwrap_or(min) + 2) as usize {
+                        for first in 0..members.len() {
+                            let w: Vec<u8> = (0..n).flat_map(|i| members[(first + i) % members.len()].iter().copied()).collect();
+                            prop_assert_eq!(got.matches(&w), expected.matches(&w), "{:?}", String::from_utf8_lossy(&w));
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_long_count_is_bounded_by_the_state_limit() {
+        let hir = ParserBuilder::new().utf8(false).build().parse("(?:a|bc){0,5000}").unwrap();
+        let err = TermDfa::from_pattern(&Pattern::Hir(hir), 1000).unwrap_err();
+        assert!(err.to_string().contains("max_terminal_dfa_states"), "{err}");
     }
 }
