@@ -7,6 +7,8 @@
 //! ```
 //!
 //! `--grammar-only`: stop after the grammar compile and print its phase times.
+//! `--ttfm`: time to first mask as AUTO serves it before Static is built:
+//! grammar, Dynamic (`FastBuild`) constraint, first mask.
 //! `--shared-cache`: compile each schema once, in order, keeping the cache
 //! (the benchmark's warm compile: other schemas filled it).
 
@@ -69,6 +71,29 @@ fn main() {
                         g.liveness.exits_built(),
                         g.lr.num_states()
                     ),
+                    Err(e) => println!("{path}: {e}"),
+                }
+                continue;
+            }
+            if args.iter().any(|a| a == "--ttfm") {
+                let t1 = Instant::now();
+                let c =
+                    compiled.and_then(|g| Constraint::new(Arc::new(g), vocab.clone(), &[], Optimization::FastBuild));
+                let constraint_time = t1.elapsed();
+                match c {
+                    Ok(c) => {
+                        let t2 = Instant::now();
+                        let mask = c.start().mask();
+                        let first_mask = t2.elapsed();
+                        println!(
+                            "{path}: ttfm {:.2} ms grammar {:.2} ms constraint {:.2} ms first mask {:.2} ms ({} allowed)",
+                            t.elapsed().as_secs_f64() * 1e3,
+                            grammar_time.as_secs_f64() * 1e3,
+                            constraint_time.as_secs_f64() * 1e3,
+                            first_mask.as_secs_f64() * 1e3,
+                            mask.count()
+                        );
+                    }
                     Err(e) => println!("{path}: {e}"),
                 }
                 continue;
