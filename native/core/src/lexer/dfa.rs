@@ -2,19 +2,21 @@
 //!
 //! Each terminal's [`Pattern`] is compiled on its own: Thompson NFA →
 //! subset construction → Hopcroft minimisation. Intersection and complement
-//! are product and flip on complete DFAs. A terminal's minimal DFA is what
+//! are product and flip on complete DFAs, and a long counted repetition of a
+//! prefix-free body (a string's `maxLength`) is built layer by layer from the
+//! body's DFA ([`TermDfa::counted`]). A terminal's minimal DFA is what
 //! longest-match exclusions track (DESIGN §3): two exclusion states are equal
 //! exactly when the terminal's futures are equal.
 
 use std::hash::{Hash, Hasher};
 use std::rc::Rc;
 
+use regex_syntax::hir::{Hir, HirKind};
 use rustc_hash::FxHashMap;
 
 use super::nfa::{Fragment, Nfa, NfaState};
 use crate::error::{Error, Result};
 use crate::grammar::Pattern;
-use regex_syntax::hir::{Hir, HirKind};
 
 /// A complete DFA over bytes with byte classes. State 0 is the dead state.
 #[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
