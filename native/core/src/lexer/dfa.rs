@@ -98,9 +98,8 @@ impl TermDfa {
     /// The quotient of a raw DFA by a partition of its states into blocks of
     /// equivalent states: renumbered (dead = 0, the rest in breadth-first
     /// order from the start) with the derived vectors. The partition is the
-    /// coarsest one, or the states were distinguishable already (a
-    /// complement), so all states that cannot reach acceptance share one
-    /// block: the rejecting one whose every move stays in it.
+    /// coarsest one (Hopcroft's), so all states that cannot reach acceptance
+    /// share one block: the rejecting one whose every move stays in it.
     fn from_blocks(
         classes: [u8; 256],
         num_classes: usize,
@@ -252,22 +251,13 @@ impl TermDfa {
         Ok(TermDfa::from_raw(classes, num_classes, trans, accept, 0))
     }
 
-    /// Complement over all byte strings. A minimal complete DFA's states stay
-    /// pairwise distinguishable with accepting flipped, so the complement is
-    /// minimal as it stands: renumbered (the old dead state now accepts
-    /// everything), not minimised again.
+    /// Complement over all byte strings: acceptance flipped, minimised again
+    /// (the operand may be a hand-built, non-minimal DFA, as a `multipleOf`
+    /// automaton is; "other key" terminals flip their keys inside the
+    /// product instead, [`TermDfa::intersect`]).
     pub fn complement(&self) -> TermDfa {
         let accept: Vec<bool> = self.accept.iter().map(|a| !a).collect();
-        let identity: Vec<u32> = (0..self.num_states() as u32).collect();
-        TermDfa::from_blocks(
-            self.classes,
-            self.num_classes,
-            &self.trans,
-            &accept,
-            self.start,
-            &identity,
-            identity.len(),
-        )
+        TermDfa::from_raw(self.classes, self.num_classes, self.trans.clone(), accept, self.start)
     }
 
     /// Embed into an NFA as a fragment whose holes are the accepting states.
@@ -1045,7 +1035,7 @@ mod minimize_tests {
             let min = TermDfa::from_raw(classes, k, trans.clone(), accept.clone(), start);
             // Dead state 0 plus one state per live Myhill–Nerode class.
             prop_assert_eq!(min.num_states(), 1 + moore_live_classes(k, &trans, &accept, start));
-            // The complement, built without minimising again, is minimal too.
+            // The complement is minimal too.
             let flipped: Vec<bool> = accept.iter().map(|a| !a).collect();
             let comp = min.complement();
             prop_assert_eq!(comp.num_states(), 1 + moore_live_classes(k, &trans, &flipped, start));

@@ -774,7 +774,7 @@ impl Ctx<'_> {
                 // It finds an (empty) match in every string: no constraint.
                 Ok(_) if parsed.as_ref().is_ok_and(|re| super::strings::matches_every_string(re, &ppath)) => {}
                 Ok(_) => s.patterns.push(SourceRegex { source: p.clone(), path: ppath }),
-                Err(e) if self.opts.lenient && e.code() == "unsupported_pattern" => {
+                Err(e) if self.opts.lenient && matches!(e.code(), "unsupported_pattern" | "pattern_too_complex") => {
                     self.approximate(format!(
                         "pattern at {}: ignored ({})",
                         super::schema::display_path(&ppath),

@@ -6,7 +6,9 @@
 //! `lenient` ignores it instead), `unknown_ref` (a local `$ref` that resolves
 //! nowhere), `remote_ref` (a `$ref` to another document), `bad_pattern`
 //! (a regex that does not parse), `unsupported_pattern` (look-around,
-//! back-references, anchors in the middle), `unsatisfiable_schema` (no value
+//! back-references, anchors in the middle), `pattern_too_complex` (anchors
+//! inside nested repetitions beyond the expansion budget; `lenient` ignores
+//! the pattern as it does an unsupported one), `unsatisfiable_schema` (no value
 //! is valid), `bad_option` (an option value that cannot be used).
 
 use crate::error::{Error, ErrorKind};
