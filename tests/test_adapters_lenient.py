@@ -17,13 +17,11 @@ from pathlib import Path
 os.environ.setdefault("VLLM_TARGET_DEVICE", "cpu")  # the CUDA wheel needs it to build configs on a CPU
 
 import pytest
+from data_files import tokenizer  # noqa: E402
 
 import glrmask
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
-TOKENIZER = DATA / "tokenizers" / "deepseek_v3_tokenizer.json"
-
-pytestmark = pytest.mark.skipif(not TOKENIZER.exists(), reason=f"{TOKENIZER} is not there")
+TOKENIZER = tokenizer("deepseek_v3_tokenizer.json")
 
 
 def unique_items(title: str) -> dict:

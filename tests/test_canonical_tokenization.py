@@ -1,8 +1,8 @@
 """Canonical tokenizations of valid JSON instances are never masked (issue 4).
 
-For a seeded sample of JSONSchemaBench schemas (``shared/data/jsonschemabench/``,
+For a seeded sample of JSONSchemaBench schemas (``data/jsonschemabench/``,
 ``$GLRMASK_JSONSCHEMABENCH_DIR`` overrides) and each real vocabulary in
-``shared/data/tokenizers/``: the schema's first valid instance, serialized as
+``data/tokenizers/``: the schema's first valid instance, serialized as
 ``json.dumps(instance, ensure_ascii=False)`` (separators ``", "`` and ``": "``),
 is tokenized by the tokenizer's own package without special tokens and walked
 through ``Grammar.from_json_schema(schema, any_order=True, separators=(", ", ": "))``
@@ -61,8 +61,9 @@ import glrmask
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import vocab_reference as ref  # noqa: E402
 from conftest import VOCAB_FILES  # noqa: E402
+from data_files import vendored  # noqa: E402
 
-DATA_DIR = Path(os.environ.get("GLRMASK_JSONSCHEMABENCH_DIR", ref.TOKENIZERS_DIR.parent / "jsonschemabench"))
+DATA_DIR = Path(os.environ.get("GLRMASK_JSONSCHEMABENCH_DIR") or vendored("jsonschemabench"))
 
 SEED = "glrmask-canonical-tokenization-1"
 SCHEMAS_PER_SUBSET = int(os.environ.get("GLRMASK_CANONICAL_PER_SUBSET", "3"))
@@ -99,11 +100,9 @@ class Sample:
 
 
 def subsets() -> list[Path]:
-    if not DATA_DIR.is_dir():
-        pytest.skip(f"no JSONSchemaBench data at {DATA_DIR}")
     files = sorted(DATA_DIR.glob("*.jsonl.gz"))
     if not files:
-        pytest.skip(f"no *.jsonl.gz in {DATA_DIR}")
+        raise FileNotFoundError(f"no *.jsonl.gz in {DATA_DIR}")
     return files
 
 

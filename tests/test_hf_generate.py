@@ -1,5 +1,5 @@
 """glrmask_hf with transformers' generate(): a tiny random Llama built here, the real DeepSeek-V3
-tokenizer from shared/data, CPU.
+tokenizer from data/tokenizers, CPU.
 
 The model has random weights plus a fixed logit bias toward JSON punctuation and short ASCII words
 (glrmask_hf.testing.short_json_bias): the mask is exact whatever the logits say, the bias only makes
@@ -12,7 +12,6 @@ from __future__ import annotations
 import gzip
 import json
 import random
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -21,15 +20,14 @@ torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 jsonschema = pytest.importorskip("jsonschema")
 
+from data_files import tokenizer, vendored  # noqa: E402
+
 import glrmask  # noqa: E402
 import glrmask_hf  # noqa: E402
 from glrmask_hf.testing import BiasLogitsProcessor, deepseek_tokenizer, short_json_bias, tiny_llama  # noqa: E402
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
-TOKENIZER = DATA / "tokenizers" / "deepseek_v3_tokenizer.json"
-GLAIVE = DATA / "jsonschemabench" / "Glaiveai2K.jsonl.gz"
-
-pytestmark = pytest.mark.skipif(not TOKENIZER.exists(), reason=f"{TOKENIZER} is not there")
+TOKENIZER = tokenizer("deepseek_v3_tokenizer.json")
+GLAIVE = vendored("jsonschemabench/Glaiveai2K.jsonl.gz")
 
 SCHEMAS = [
     {
@@ -405,8 +403,6 @@ def _glaive_tools(n=50):
 
 @pytest.fixture(scope="module")
 def glaive_tools():
-    if not GLAIVE.exists():
-        pytest.skip(f"{GLAIVE} is not there")
     return _glaive_tools()
 
 

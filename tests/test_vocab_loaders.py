@@ -1,7 +1,7 @@
 """Real vocabularies through the public API (issue 4).
 
-For each file in ``shared/data/tokenizers/`` (``tests/vocab_reference.py``
-finds it; ``$GLRMASK_TOKENIZERS_DIR`` overrides):
+For each file in ``data/tokenizers/`` (``scripts/fetch_data.py`` fetches them;
+``$GLRMASK_DATA`` points at another ``data/`` folder):
 
 - every token's bytes, read with ``glrmask.Vocab.from_*``, equal an
   independent decoding by the tokenizer's own package (``tokenizers``,

@@ -1,4 +1,4 @@
-"""Independent token tables for the files in ``shared/data/tokenizers/``.
+"""Independent token tables for the files in ``data/tokenizers/``.
 
 Each ``reference_*`` function reads one tokenizer file with its own package
 (``tokenizers``, ``tiktoken``, ``sentencepiece``, ``mistral-common``) and
@@ -26,9 +26,8 @@ import sys
 from pathlib import Path
 from typing import Callable, Optional
 
-TOKENIZERS_DIR = Path(
-    os.environ.get("GLRMASK_TOKENIZERS_DIR", Path(__file__).resolve().parents[2] / "shared" / "data" / "tokenizers")
-)
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from data_files import TOKENIZERS as TOKENIZERS_DIR  # noqa: E402
 
 
 @dataclasses.dataclass(frozen=True)

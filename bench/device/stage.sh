@@ -5,7 +5,7 @@
 #   bash native/target/dev/check.sh
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-SHARED=${SHARED:-../shared/data}
+SHARED=${SHARED:-data}  # the checkout's data/ (tokenizers: python scripts/fetch_data.py)
 (cd native && cargo build --release -p glrmask-core --example compile_profile --example schema_latency)
 T=${CARGO_TARGET_DIR:-native/target}/release/examples
 D=native/target/dev

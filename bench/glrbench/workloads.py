@@ -13,10 +13,7 @@ from .engines import Workload
 
 BENCH = Path(__file__).resolve().parent.parent
 GRAMMARS = BENCH / "grammars" / "cfg"
-SHARED = BENCH.parent.parent / "shared"
-if not SHARED.exists():
-    SHARED = Path("/work/shared")
-DATA = SHARED / "data"
+DATA = BENCH.parent / "data"  # the checkout's data/ (tokenizers: python scripts/fetch_data.py)
 JSB = DATA / "jsonschemabench"
 LARK = DATA / "conformance" / "lark"
 

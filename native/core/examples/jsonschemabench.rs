@@ -1,6 +1,6 @@
 //! JSONSchemaBench through the JSON Schema front end.
 //!
-//! For every schema of every subset in `shared/data/jsonschemabench/*.jsonl.gz`
+//! For every schema of every subset in `data/jsonschemabench/*.jsonl.gz` at the repository root
 //! (see its README.md): compile (front end, then the grammar compiler), then
 //! commit every valid instance byte by byte (each byte a token of a
 //! 256-token vocabulary; every step must stay live) and require acceptance
@@ -62,7 +62,7 @@ fn main() {
     let mut only_id: Option<String> = None;
     let mut sample = 1usize;
     let mut vocab_path: Option<String> = None;
-    let mut data = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/jsonschemabench");
+    let mut data = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../data/jsonschemabench");
     while let Some(a) = args.next() {
         match a.as_str() {
             "--order" => order_any = args.next().as_deref() != Some("schema"),

@@ -13,14 +13,14 @@ use glrmask_core::vocab::loaders::hf;
 use glrmask_core::{CompileLimits, CompiledGrammar, Constraint, Optimization};
 
 mod common;
+mod test_data;
 use common::Rng;
 
 #[test]
 fn interiors_agree_with_the_plain_walk_and_static_on_a_real_vocabulary() {
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data");
-    let vocab = hf::load_file(root.join("tokenizers/deepseek_v3_tokenizer.json"), &hf::HfOptions::default()).unwrap();
+    let vocab = hf::load_file(test_data::tokenizer("deepseek_v3_tokenizer.json"), &hf::HfOptions::default()).unwrap();
     let mut text = String::new();
-    let file = std::fs::File::open(root.join("jsonschemabench/Glaiveai2K.jsonl.gz")).unwrap();
+    let file = std::fs::File::open(test_data::vendored("jsonschemabench/Glaiveai2K.jsonl.gz")).unwrap();
     flate2::read::GzDecoder::new(file).read_to_string(&mut text).unwrap();
     let mut checked = 0;
     for (i, line) in text.lines().step_by(97).take(8).enumerate() {

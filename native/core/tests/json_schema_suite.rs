@@ -17,6 +17,7 @@
 //! it). Failures are listed on stderr with the schema and instance.
 
 mod json_schema_util;
+mod test_data;
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -27,7 +28,7 @@ use json_schema_util::{compact, Checker};
 use serde_json::Value;
 
 fn suite_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/conformance/json-schema-test-suite/tests")
+    test_data::vendored("conformance/json-schema-test-suite/tests")
 }
 
 fn baseline_path() -> PathBuf {
@@ -95,7 +96,7 @@ impl Counts {
 
 fn files(dir: &Path, out: &mut Vec<PathBuf>) {
     let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
-        .unwrap_or_else(|e| panic!("{}: {e} (the suite lives in shared/data)", dir.display()))
+        .unwrap_or_else(|e| panic!("{}: {e} (the suite is vendored in data/conformance)", dir.display()))
         .map(|e| e.expect("dir entry").path())
         .collect();
     entries.sort();

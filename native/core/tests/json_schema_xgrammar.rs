@@ -1,5 +1,5 @@
 //! xgrammar's JSON-Schema test expectations (harvested from its pytest
-//! files, see `shared/data/conformance/xgrammar/SOURCE.md`), run with the
+//! files, see `data/conformance/xgrammar/SOURCE.md`), run with the
 //! options each case names, mapped onto ours:
 //!
 //! * `any_whitespace: true` → [`Whitespace::Flexible`] bounded by
@@ -26,6 +26,7 @@
 //! the official suite; `GLRMASK_UPDATE_BASELINE=1` rewrites it).
 
 mod json_schema_util;
+mod test_data;
 
 use std::path::Path;
 
@@ -66,8 +67,7 @@ fn options(g: &Value) -> JsonSchemaOptions {
 
 #[test]
 fn xgrammar_json_schema_cases() {
-    let path =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/conformance/xgrammar/json_schema_cases.json");
+    let path = test_data::vendored("conformance/xgrammar/json_schema_cases.json");
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     let data: Value = serde_json::from_str(&text).expect("JSON");
     let grammars = data["grammars"].as_array().expect("grammars");

@@ -1,4 +1,4 @@
-//! Lark's own grammars and real inputs (`shared/data/conformance/lark/`,
+//! Lark's own grammars and real inputs (`data/conformance/lark/`,
 //! see its SOURCE.md): 325 cases of (grammar, start rule, input, verdict).
 //!
 //! Every case whose features are supported must agree with the verdict
@@ -9,7 +9,7 @@
 //!   indented-tree example's indenters produce `%declare`d `_INDENT`/`_DEDENT`
 //!   tokens; a plain CFG cannot), except `python.lark` with `start=number`,
 //!   where the input is a single number lexeme and no indenter runs;
-//! - inputs absent from the shared data (three files from llguidance's
+//! - inputs absent from the vendored data (three files from llguidance's
 //!   repository that SOURCE.md lists but the data set does not ship).
 //!
 //! Two grammars are run with one documented edit each, because they use a
@@ -90,7 +90,7 @@ fn load_cases(root: &Path) -> Vec<Case> {
         let input = match (c.get("input"), c.get("input_file")) {
             (Some(Value::String(s)), _) => Ok(s.as_bytes().to_vec()),
             (_, Some(Value::String(f))) => {
-                std::fs::read(root.join(f)).map_err(|_| format!("input file {f} is not in the shared data"))
+                std::fs::read(root.join(f)).map_err(|_| format!("input file {f} is not in the vendored data"))
             }
             _ => panic!("case {i} has no input"),
         };
@@ -120,10 +120,7 @@ fn load_cases(root: &Path) -> Vec<Case> {
 
 #[test]
 fn lark_corpus() {
-    let Some(root) = conformance_dir() else {
-        eprintln!("conformance data not found; skipped");
-        return;
-    };
+    let root = conformance_dir();
     let cases = load_cases(&root);
     assert_eq!(cases.len(), 325);
     let mut matchers: BTreeMap<(String, String), Matcher> = BTreeMap::new();
@@ -193,7 +190,7 @@ fn lark_corpus() {
 /// grammars are not accepting everything. Each is rejected by Lark too.
 #[test]
 fn non_members() {
-    let Some(root) = conformance_dir() else { return };
+    let root = conformance_dir();
     let json = root.join("lark/grammars/embedded/json_parser__json_grammar.lark");
     let m = compile(&json, &grammar_text(&json), "start").unwrap();
     for bad in ["[1,]", "{\"a\" 1}", "tru", "\"a\nb\"", "{\"a\":1}}", "[\"x\" \"y\"]", "\"\\\"", "- 1"] {
@@ -219,7 +216,7 @@ fn non_members() {
 /// The look-aheads the two edits remove are refused, with a location.
 #[test]
 fn unedited_grammars_fail_clearly() {
-    let Some(root) = conformance_dir() else { return };
+    let root = conformance_dir();
     for (file, start) in
         [("lark/grammars/lark/grammars/python.lark", "number"), ("lark/grammars/lark/grammars/lark.lark", "start")]
     {
@@ -234,7 +231,7 @@ fn unedited_grammars_fail_clearly() {
 #[test]
 #[ignore = "timing: run in release with --ignored --nocapture to print bytes/s for the 625 KB JSON file"]
 fn json_long_input_throughput() {
-    let Some(root) = conformance_dir() else { return };
+    let root = conformance_dir();
     let path = root.join("lark/grammars/embedded/json_parser__json_grammar.lark");
     let m = compile(&path, &grammar_text(&path), "start").unwrap();
     let input = std::fs::read(root.join("lark/inputs/json/llguidance_expected_maskbench.json")).unwrap();
@@ -257,7 +254,7 @@ fn json_long_input_throughput() {
 #[test]
 #[ignore = "timing: run in release with --ignored --nocapture to print bytes/s of lark.lark on a long .lark input"]
 fn lark_grammar_long_input_throughput() {
-    let Some(root) = conformance_dir() else { return };
+    let root = conformance_dir();
     let path = root.join("lark/grammars/lark/grammars/lark.lark");
     let m = compile(&path, &grammar_text(&path), "start").unwrap();
     let one = std::fs::read(root.join("lark/grammars/lark/grammars/python.lark")).unwrap();

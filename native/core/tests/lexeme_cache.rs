@@ -8,7 +8,7 @@
 //! warm cache: `random_grammars.rs`, `static_with_warm_cache_equals_oracle`.)
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+mod test_data;
 use std::sync::Arc;
 
 use glrmask_core::frontend::json_schema::{json_schema_grammar, JsonSchemaOptions};
@@ -19,10 +19,7 @@ use glrmask_core::{CompileLimits, CompiledGrammar, Constraint, Optimization, Voc
 use serde_json::json;
 
 fn deepseek() -> Arc<Vocab> {
-    let dir = std::env::var_os("GLRMASK_TOKENIZERS_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/tokenizers"));
-    hf::load_file(dir.join("deepseek_v3_tokenizer.json"), &hf::HfOptions::default()).expect("deepseek vocabulary")
+    hf::load_file(test_data::tokenizer("deepseek_v3_tokenizer.json"), &hf::HfOptions::default()).expect("deepseek vocabulary")
 }
 
 /// Per configuration: outcome (as terminal-id sequences) → sorted tokens.

@@ -1,12 +1,11 @@
 //! The vocabulary readers on the real tokenizer files of
-//! `shared/data/tokenizers/` (sizes and ids from its SOURCES.md; token ids
+//! `data/tokenizers/` (sizes and ids from its SOURCES.md; token ids
 //! below were read with the `tokenizers`, `tiktoken`, `sentencepiece` and
 //! `mistral-common` packages). The full every-token comparison with those
 //! packages is the Python test `tests/test_vocab_loaders.py`.
 //!
-//! The folder is found at `$GLRMASK_TOKENIZERS_DIR`, else at
-//! `../../../shared/data/tokenizers` from this crate (CI lays `shared/`
-//! beside the clone). A missing folder fails the tests, it does not skip them.
+//! `scripts/fetch_data.py` fetches the files (`$GLRMASK_DATA` points at
+//! another `data/` folder). A missing file fails the tests, it does not skip them.
 //!
 //! Load times are printed (`--nocapture`), never asserted. Release numbers:
 //! `CARGO_TARGET_DIR=/work/targets/vocab cargo test --release -p glrmask-core
@@ -20,16 +19,14 @@ use glrmask_core::ids::TokenId;
 use glrmask_core::vocab::loaders::{hf, sentencepiece, tekken, tiktoken};
 use glrmask_core::vocab::{TokenDef, TokenKind, Vocab, VocabFormat};
 
-fn data_dir() -> PathBuf {
-    let dir = std::env::var_os("GLRMASK_TOKENIZERS_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/tokenizers"));
-    assert!(dir.join("SOURCES.md").is_file(), "tokenizer files not found at {}", dir.display());
-    dir
-}
+mod test_data;
 
+/// A tokenizer file; `missing.*` names a file that is never there (read errors).
 fn path(name: &str) -> PathBuf {
-    data_dir().join(name)
+    if name.starts_with("missing.") {
+        return test_data::root().join("tokenizers").join(name);
+    }
+    test_data::tokenizer(name)
 }
 
 fn timed<T>(what: &str, f: impl FnOnce() -> T) -> T {

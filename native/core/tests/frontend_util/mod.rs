@@ -1,6 +1,6 @@
 //! Test support for the front-end corpora (`lark_*`, `regex_*`,
 //! `xgrammar_*`): membership queries through the real engine, and paths to
-//! the shared conformance data.
+//! the vendored conformance data (`data/conformance`).
 //!
 //! Membership is asked the way a decoder would: commit the bytes to a fresh
 //! state (an error means some byte was rejected, i.e. the input is not a
@@ -59,10 +59,13 @@ pub fn lark(text: &str) -> Matcher {
     Matcher::new(grammar).unwrap_or_else(|e| panic!("{e}"))
 }
 
-/// `/work/shared/data/conformance` (or `$GLRMASK_CONFORMANCE`), if present.
-pub fn conformance_dir() -> Option<PathBuf> {
-    let dir = std::env::var_os("GLRMASK_CONFORMANCE")
+/// The vendored conformance corpora, `data/conformance` (`$GLRMASK_DATA`
+/// overrides `data/`); a missing folder fails the test.
+pub fn conformance_dir() -> PathBuf {
+    let dir = std::env::var_os("GLRMASK_DATA")
         .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/conformance"));
-    dir.is_dir().then_some(dir)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../data"))
+        .join("conformance");
+    assert!(dir.is_dir(), "{} is missing: it is vendored in the repository's data/ folder", dir.display());
+    dir
 }
