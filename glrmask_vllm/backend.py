@@ -23,6 +23,14 @@ So by default (`GLRMASK_VLLM_ENGINE=dynamic-first`) a new grammar is served by t
 the Static engine compiles in a background thread; live requests move onto it (their tokens are replayed) as
 soon as it is ready, and the cache serves it to later requests. `balanced` waits for Static within a tenth of
 the compile fuel (`GLRMASK_VLLM_STATIC_FUEL` sets the fuel), `static` always waits for Static.
+
+Compile limits (`GLRMASK_VLLM_LIMITS="max_lr_states=20000,static_compile_fuel=100000000"`, any name of
+`glrmask.default_limits()`) bound every compile of this backend and of the API server's validation. A limit is
+never an HTTP 500: one the grammar itself passes (grammar size, lexer and LR states, ...) is checked when the
+request is validated, an HTTP 400 naming it, remembered so the same spec is refused at once (validation.py).
+A Static-only limit (token classes, Parser-DWA states, weights, fuel, `static_compile_ms`) cannot fail a request:
+the same masks come from the Dynamic engine. In every mode, `static` too, the spec is then served by Dynamic,
+the limit is logged at WARNING once per compiled spec, and the cache entry remembers it (no Static retry).
 """
 
 from __future__ import annotations
@@ -55,11 +63,36 @@ def _env_int(name: str, default: int) -> int:
     return int(value) if value else default
 
 
+def parse_limits(text: str) -> dict[str, int]:
+    """`"name=value,name=value"` (names of `glrmask.default_limits()`) → a limits dict; a clear error otherwise."""
+    known = glrmask.default_limits()
+    limits: dict[str, int] = {}
+    for item in text.replace(";", ",").split(","):
+        item = item.strip()
+        if not item:
+            continue
+        name, eq, value = item.partition("=")
+        name = name.strip()
+        if not eq or name not in known:
+            raise ValueError(
+                f"GLRMASK_VLLM_LIMITS: {item!r} is not NAME=VALUE with NAME one of {', '.join(sorted(known))}"
+            )
+        try:
+            limits[name] = int(value.strip().replace("_", ""))
+        except ValueError:
+            raise ValueError(f"GLRMASK_VLLM_LIMITS: {name}={value.strip()!r} is not an integer") from None
+    return limits
+
+
 # PERF: bench/results/2026-12-01-vllm-bitmask.md ("Time to the first mask") is the measurement behind the default.
 ENGINE = os.environ.get("GLRMASK_VLLM_ENGINE", "dynamic-first")  # dynamic-first | balanced | static
 STATIC_FUEL = _env_int("GLRMASK_VLLM_STATIC_FUEL", 0)  # 0: the core's default (balanced: a tenth of it)
 CACHE_BYTES = _env_int("GLRMASK_VLLM_CACHE_MB", 512) << 20
 BACKGROUND_STATIC = os.environ.get("GLRMASK_VLLM_BACKGROUND_STATIC", "1") != "0"
+# Compile limits for every compile (engine and validation); the static fuel variable wins for its own limit.
+LIMITS: dict[str, int] = parse_limits(os.environ.get("GLRMASK_VLLM_LIMITS", ""))
+if STATIC_FUEL:
+    LIMITS["static_compile_fuel"] = STATIC_FUEL
 
 
 def load_vocab(tokenizer: Any, vocab_size: int) -> glrmask.Vocab:
@@ -110,10 +143,24 @@ def estimate_bytes(constraint: glrmask.Constraint, spec: str) -> int:
 _SWAP_LOCK = threading.Lock()
 
 
-def _log_upgrade_failure(fut: Future) -> None:
-    if not fut.cancelled() and fut.exception() is not None:
-        # The request keeps the Dynamic engine: same masks, slower. Usually a Static limit (named in the error).
-        logger.info("glrmask: staying on the Dynamic engine: %s", fut.exception())
+def _static_failure_logger(description: str):
+    """A done-callback logging a failed background Static build (the spec stays on the Dynamic engine)."""
+
+    def log(fut: Future) -> None:
+        if not fut.cancelled() and fut.exception() is not None:
+            _log_static_failure(description, fut.exception())
+
+    return log
+
+
+def _log_static_failure(description: str, error: BaseException) -> None:
+    # Same masks from the Dynamic engine, only slower; the cache entry keeps it, so this is once per spec.
+    logger.warning(
+        "glrmask: %s is served by the Dynamic engine: its Static build failed: %s: %s",
+        description,
+        type(error).__name__,
+        error,
+    )
 
 
 @dataclass
@@ -336,22 +383,40 @@ class GlrmaskBackend(StructuredOutputBackend):
         # write it) is a grammar token, not an end token: vLLM still stops when it is sampled.
         named = set(grammar.named_tokens(self.vocab))
         ends = [t for t in end_tokens if t not in named]
-        limits = {"static_compile_fuel": STATIC_FUEL} if STATIC_FUEL else None
+        limits = dict(LIMITS) or None
+        description = describe_spec(request_type, spec)
+        dynamic = glrmask.Optimization.FAST_BUILD
         if ENGINE == "static":
-            constraint = grammar.compile(self.vocab, end_tokens=ends, optimization=glrmask.Optimization.FAST_RUNTIME)
+            try:
+                constraint = grammar.compile(
+                    self.vocab, end_tokens=ends, optimization=glrmask.Optimization.FAST_RUNTIME, limits=limits
+                )
+            except glrmask.LimitError as e:
+                # Validation passed this spec, so only a Static limit is left: Dynamic serves the same masks.
+                _log_static_failure(description, e)
+                constraint = grammar.compile(self.vocab, end_tokens=ends, optimization=dynamic, limits=limits)
+                return self._entry(constraint, spec, None, approximations)
         elif ENGINE == "balanced":
             opt = glrmask.Optimization.AUTO if STATIC_FUEL else glrmask.Optimization.BALANCED
             # This backend runs its own background upgrade (below), so the compile itself waits.
             constraint = grammar.compile(self.vocab, end_tokens=ends, optimization=opt, limits=limits, background=False)
         else:
-            constraint = grammar.compile(self.vocab, end_tokens=ends, optimization=glrmask.Optimization.FAST_BUILD)
+            constraint = grammar.compile(self.vocab, end_tokens=ends, optimization=dynamic, limits=limits)
         upgrade = None
         if constraint.engine != "static" and BACKGROUND_STATIC:
             # The same grammar and end tokens, so the same masks: only the engine changes.
             upgrade = self._background.submit(
-                grammar.compile, self.vocab, end_tokens=ends, optimization=glrmask.Optimization.FAST_RUNTIME
+                grammar.compile,
+                self.vocab,
+                end_tokens=ends,
+                optimization=glrmask.Optimization.FAST_RUNTIME,
+                limits=limits,
             )
-            upgrade.add_done_callback(_log_upgrade_failure)
+            upgrade.add_done_callback(_static_failure_logger(description))
+        return self._entry(constraint, spec, upgrade, approximations)
+
+    @staticmethod
+    def _entry(constraint: glrmask.Constraint, spec: str, upgrade: Future | None, approximations: Any) -> _Entry:
         return _Entry(
             constraint=constraint,
             nbytes=estimate_bytes(constraint, spec),

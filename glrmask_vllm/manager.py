@@ -6,7 +6,10 @@ speculative decoding). Here all requests advance together, one speculative posit
 parallel in Rust above a row threshold), then every request commits its i-th draft token. The result is the
 same array the stock loop writes (checked row by row in tests/test_vllm_backend.py):
 
-* request k owns rows `[k * stride, (k + 1) * stride)`, `stride = num_speculative_tokens + 1`;
+* vLLM 0.33: request k owns rows `[k * stride, (k + 1) * stride)`, `stride = num_speculative_tokens + 1`;
+  vLLM 0.32 packs them instead: request k's rows (one per scheduled draft token, then the bonus row) follow
+  request k - 1's, so the array has `sum(len(drafts) + 1)` rows (`_packed_rows`). Filling 0.33's layout on
+  0.32 put masks on other requests' rows, and a speculative engine rejected tokens (tests/engine found it);
 * a row at or after a padding draft (-1), or of a terminated grammar, allows everything;
 * after a rejected draft, later rows copy the last good one;
 * the draft tokens are rolled back at the end.
@@ -26,6 +29,20 @@ from glrmask import fill_masks
 from .backend import GlrmaskGrammar
 
 logger = logging.getLogger("glrmask_vllm")
+
+
+_PACKED: bool | None = None
+
+
+def _packed_rows() -> bool:
+    """True where vLLM packs each request's speculative rows after the previous request's (before 0.33)."""
+    global _PACKED
+    if _PACKED is None:
+        from .plugin import release_of, vllm_version
+
+        release = release_of(vllm_version()[1])
+        _PACKED = release is not None and release[:2] < (0, 33)
+    return _PACKED
 
 
 def _words(manager: Any, config: Any, stride: int) -> Any:
@@ -78,7 +95,15 @@ def batched_grammar_bitmask(
         plans.append((req_id, grammar, tokens))
 
     words = _words(manager, config, stride)
-    num_rows = len(request_ids) * stride
+    # The first row of each request, and the number of rows (see the module docstring).
+    if _packed_rows():
+        base, num_rows = [], 0
+        for _, _, tokens in plans:
+            base.append(num_rows)
+            num_rows += len(tokens) + 1
+    else:
+        base = [k * stride for k in range(len(plans))]
+        num_rows = len(request_ids) * stride
 
     if not any(tokens for _, _, tokens in plans):
         # No draft tokens this step: one row per request (the stride's other rows are left as they are, as
@@ -86,13 +111,13 @@ def batched_grammar_bitmask(
         states, fill_at = [], []
         for k, (_, grammar, _) in enumerate(plans):
             if grammar._terminated:
-                words[k * stride] = -1
+                words[base[k]] = -1
             else:
                 entry = grammar.entry
                 if entry.upgrade is not None or entry.constraint is not grammar.constraint:
                     grammar._upgrade()
                 states.append(grammar.state)
-                fill_at.append(k * stride)
+                fill_at.append(base[k])
         if states:
             fill_masks(states, words, fill_at)
         return words[:num_rows]
@@ -116,7 +141,7 @@ def batched_grammar_bitmask(
         for k, (_, grammar, tokens) in enumerate(plans):
             if pos > len(tokens) or failed_row[k] is not None:
                 continue  # done, or copied below after the fills of this position
-            row = k * stride + pos
+            row = base[k] + pos
             if open_rows[k] and not ended[k]:
                 states.append(grammar.state)
                 fill_at.append(row)
@@ -127,7 +152,7 @@ def batched_grammar_bitmask(
         for k, (req_id, grammar, tokens) in enumerate(plans):
             if pos > len(tokens):
                 continue
-            row = k * stride + pos
+            row = base[k] + pos
             if failed_row[k] is not None:
                 words[row] = words[failed_row[k]]
                 continue

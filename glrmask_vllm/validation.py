@@ -2,13 +2,19 @@
 
 Runs from `SamplingParams._validate_structured_outputs` (patched in `plugin.py`) before a request reaches the
 engine. It builds the request's grammar and compiles it with the Dynamic engine (milliseconds), so schema,
-grammar, regex and structural-tag errors, and compile limits, come back as a 400 carrying glrmask's message
-(JSON pointer, line:column, limit name) instead of failing in the engine.
+grammar, regex and structural-tag errors, and compile limits (the backend's `GLRMASK_VLLM_LIMITS` apply here
+too), come back as a 400 carrying glrmask's message (JSON pointer, line:column, limit name) instead of failing in
+the engine. It runs on the API server's event loop, so it never waits for a Static build.
+
+Both outcomes are remembered per spec: a spec validated once is not compiled again, and a refused one is refused
+at once with the same message (a spec past a compile limit would otherwise spend the limit's work on every
+request). A compile limit is logged at WARNING on `glrmask_vllm`, once per spec.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import threading
 from collections import OrderedDict
 from typing import Any
@@ -17,11 +23,16 @@ from vllm.exceptions import VLLMValidationError
 
 import glrmask
 
-from .grammars import JSON_OBJECT_SCHEMA, OPTIONS_KEY, JsonOptions, request_grammar
+from .grammars import JSON_OBJECT_SCHEMA, OPTIONS_KEY, JsonOptions, describe_spec, request_grammar
+
+logger = logging.getLogger("glrmask_vllm")
 
 # Specs validated in this process (key → None), so a repeated tool schema is checked once.
 _VALIDATED: OrderedDict[tuple, None] = OrderedDict()
 _VALIDATED_MAX = 4096
+# Specs refused in this process (key → the 400's message), refused again at once.
+_REFUSED: OrderedDict[tuple, str] = OrderedDict()
+_REFUSED_MAX = 1024
 _lock = threading.Lock()
 _vocabs: dict[int, tuple[Any, glrmask.Vocab]] = {}
 
@@ -83,20 +94,35 @@ def validate_request(so: Any, tokenizer: Any, vocab_size: int, json_options: Jso
     except ValueError as e:
         raise VLLMValidationError(f"glrmask: {e}") from None
     key = (request_type.name, spec, json_options)
+    parameter = f"structured_outputs.{request_type.name.lower()}"
     with _lock:
         if key in _VALIDATED:
             _VALIDATED.move_to_end(key)
             return
+        refused = _REFUSED.get(key)
+    if refused is not None:
+        raise VLLMValidationError(refused, parameter=parameter)
+    from .backend import LIMITS
+
     try:
         vocab = _vocab_for(tokenizer, vocab_size)
         grammar = request_grammar(request_type, spec, json_options, vocab)
-        grammar.compile(vocab, optimization=glrmask.Optimization.FAST_BUILD)
+        grammar.compile(vocab, optimization=glrmask.Optimization.FAST_BUILD, limits=dict(LIMITS) or None)
     except glrmask.InternalError:
         raise
     except (glrmask.GlrmaskError, ValueError, TypeError, RecursionError) as e:
-        raise VLLMValidationError(
-            error_message(e), parameter=f"structured_outputs.{request_type.name.lower()}"
-        ) from None
+        message = error_message(e)
+        with _lock:
+            _REFUSED[key] = message
+            while len(_REFUSED) > _REFUSED_MAX:
+                _REFUSED.popitem(last=False)
+        if isinstance(e, glrmask.LimitError):
+            logger.warning(
+                "glrmask: %s is refused (HTTP 400), and from now on at once: %s",
+                describe_spec(request_type, spec),
+                message,
+            )
+        raise VLLMValidationError(message, parameter=parameter) from None
     with _lock:
         _VALIDATED[key] = None
         while len(_VALIDATED) > _VALIDATED_MAX:
