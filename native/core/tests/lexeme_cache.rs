@@ -19,7 +19,8 @@ use glrmask_core::{CompileLimits, CompiledGrammar, Constraint, Optimization, Voc
 use serde_json::json;
 
 fn deepseek() -> Arc<Vocab> {
-    hf::load_file(test_data::tokenizer("deepseek_v3_tokenizer.json"), &hf::HfOptions::default()).expect("deepseek vocabulary")
+    hf::load_file(test_data::tokenizer("deepseek_v3_tokenizer.json"), &hf::HfOptions::default())
+        .expect("deepseek vocabulary")
 }
 
 /// Per configuration: outcome (as terminal-id sequences) → sorted tokens.
