@@ -356,6 +356,18 @@ impl TermDfa {
                 TermDfa::intersect(&operands, max_states)
             }
             Pattern::Not(inner) => Ok(TermDfa::cached(inner, max_states)?.complement()),
+            // A concatenation with automaton parts (an object's "any other
+            // key" between its quotes, a string's long `maxLength` body):
+            // the parts' DFAs joined end to start, where the junctions are
+            // deterministic, instead of embedded into an NFA and determinised
+            // again (the second subset construction cost as much as the part).
+            Pattern::Concat(parts) if parts.iter().any(is_automaton_part) => {
+                let dfas = parts.iter().map(|p| TermDfa::cached(p, max_states)).collect::<Result<Vec<_>>>()?;
+                match TermDfa::concat(&dfas, max_states)? {
+                    Some(dfa) => Ok(dfa),
+                    None => TermDfa::from_nfa(pattern, max_states),
+                }
+            }
             Pattern::Hir(hir) => match long_count(hir) {
                 Some((min, max, sub)) => {
                     let sub = TermDfa::cached(&Pattern::Hir(sub.clone()), max_states)?;
@@ -429,6 +441,55 @@ impl TermDfa {
         Ok(Some(TermDfa::from_raw(sub.classes, k, trans, accept, id(0, 0))))
     }
 
+    /// The concatenation of `parts`, built directly when every junction is
+    /// deterministic: where the part so far may end, the bytes on which it
+    /// goes on and the bytes that start the next part are disjoint. Then an
+    /// end state of the part so far also takes the next part's start moves,
+    /// and no word has a second path (a byte either continues the part or
+    /// starts the next one), so the table is a DFA of exactly the
+    /// concatenation; it is minimised once at the end. `None` (build it
+    /// another way) if some junction is not deterministic.
+    fn concat(parts: &[TermDfa], max_states: usize) -> Result<Option<TermDfa>> {
+        let Some((first, rest)) = parts.split_first() else {
+            return Ok(Some(TermDfa::from_raw([0; 256], 1, vec![0, 0], vec![false, true], 1)));
+        };
+        let (mut classes, mut k) = (first.classes, first.num_classes);
+        let (mut trans, mut accept) = (first.trans.clone(), first.accept.clone());
+        for next in rest {
+            let (merged, merged_k, reps) = merge_classes([&classes, &next.classes].into_iter());
+            let n = accept.len();
+            let total = n + next.num_states() - 1;
+            if total > max_states {
+                return Err(Error::limit("max_terminal_dfa_states", total, max_states));
+            }
+            // `next`'s states follow the ones so far, its dead state left out.
+            let moved = |t: u32| if t == DEAD { DEAD } else { (n + t as usize - 1) as u32 };
+            let mut joined = Vec::with_capacity(total * merged_k);
+            for s in 0..n {
+                for &r in &reps {
+                    let mut t = trans[s * k + classes[r as usize] as usize];
+                    if accept[s] {
+                        let start_move = next.next(next.start, r);
+                        if start_move != DEAD {
+                            if t != DEAD {
+                                return Ok(None);
+                            }
+                            t = moved(start_move);
+                        }
+                    }
+                    joined.push(t);
+                }
+            }
+            for q in 1..next.num_states() as u32 {
+                joined.extend(reps.iter().map(|&r| moved(next.next(q, r))));
+            }
+            let ends_here = next.accept[next.start as usize];
+            accept = accept.iter().map(|&a| a && ends_here).chain(next.accept[1..].iter().copied()).collect();
+            (classes, k, trans) = (merged, merged_k, joined);
+        }
+        Ok(Some(TermDfa::from_raw(classes, k, trans, accept, first.start)))
+    }
+
     /// Thompson NFA, subset construction, minimisation.
     fn from_nfa(pattern: &Pattern, max_states: usize) -> Result<TermDfa> {
         let mut nfa = Nfa::default();
@@ -467,6 +528,15 @@ fn pattern_fragment(nfa: &mut Nfa, pattern: &Pattern, max_states: usize) -> Resu
             nfa.repeat(*min, *max, &mut |nfa| pattern_fragment(nfa, pattern, max_states))
         }
         Pattern::And(_) | Pattern::Not(_) => TermDfa::cached(pattern, max_states)?.embed(nfa),
+    }
+}
+
+/// A part that [`pattern_fragment`] would embed as a DFA built on its own.
+fn is_automaton_part(pattern: &Pattern) -> bool {
+    match pattern {
+        Pattern::And(_) | Pattern::Not(_) => true,
+        Pattern::Hir(hir) => long_count(hir).is_some(),
+        _ => false,
     }
 }
 
@@ -1122,6 +1192,73 @@ mod counted_tests {
     fn a_long_count_is_bounded_by_the_state_limit() {
         let hir = ParserBuilder::new().utf8(false).build().parse("(?:a|bc){0,5000}").unwrap();
         let err = TermDfa::from_pattern(&Pattern::Hir(hir), 1000).unwrap_err();
+        assert!(err.to_string().contains("max_terminal_dfa_states"), "{err}");
+    }
+}
+
+#[cfg(test)]
+mod concat_tests {
+    use super::*;
+    use proptest::prelude::*;
+    use regex_syntax::ParserBuilder;
+
+    fn hir(re: &str) -> Pattern {
+        Pattern::Hir(ParserBuilder::new().utf8(false).build().parse(re).unwrap())
+    }
+
+    /// Parts whose junctions are deterministic or not, automata among them.
+    fn part(i: usize) -> Pattern {
+        match i {
+            0 => hir("\""),
+            1 => hir("[a-c]*"),
+            2 => hir("(?:a|\\\\[ab])*"),
+            3 => hir("(?:[ab]|\\\\a){0,9}"),
+            4 => Pattern::And(vec![
+                Pattern::Not(Box::new(Pattern::Alt(vec![hir("ab"), hir("a\\\\b"), hir("c")]))),
+                hir("[a-c\\\\]*"),
+            ]),
+            5 => Pattern::Not(Box::new(hir("a*"))),
+            6 => hir("b|"),
+            7 => Pattern::And(vec![hir("[ab]+"), hir("a*b")]),
+            _ => hir("x"),
+        }
+    }
+
+    proptest! {
+        /// The joined DFA is the minimal DFA of the concatenation: the
+        /// general construction (parts embedded into an NFA) agrees on its
+        /// size and on every probe word.
+        #[test]
+        fn joined_concatenation_is_the_general_construction(
+            parts in proptest::collection::vec(0usize..9, 0..6),
+            probes in proptest::collection::vec(proptest::collection::vec(0usize..6, 0..14), 300),
+        ) {
+            let pattern = Pattern::Concat(parts.iter().map(|&i| part(i)).collect());
+            let general = TermDfa::from_nfa(&pattern, 100_000).unwrap();
+            let dfas: Vec<TermDfa> = parts.iter().map(|&i| TermDfa::from_pattern(&part(i), 100_000).unwrap()).collect();
+            let Some(joined) = TermDfa::concat(&dfas, 100_000).unwrap() else {
+                // Not deterministic at a junction: from_pattern builds it the general way.
+                return Ok(());
+            };
+            prop_assert_eq!(joined.num_states(), general.num_states());
+            let alphabet = b"\"abc\\x";
+            for w in &probes {
+                let w: Vec<u8> = w.iter().map(|&i| alphabet[i]).collect();
+                prop_assert_eq!(joined.matches(&w), general.matches(&w), "{:?}", String::from_utf8_lossy(&w));
+            }
+        }
+    }
+
+    #[test]
+    fn junctions() {
+        let d = |re: &str| TermDfa::from_pattern(&hir(re), 1000).unwrap();
+        // `a*` may go on with `a`, and `a` starts the next part: not joined.
+        assert!(TermDfa::concat(&[d("a*"), d("ab")], 1000).unwrap().is_none());
+        let q = TermDfa::concat(&[d("\""), d("[ab]*"), d("\"")], 1000).unwrap().unwrap();
+        assert!(q.matches(b"\"abba\"") && q.matches(b"\"\"") && !q.matches(b"\"a"));
+        let empty = TermDfa::concat(&[], 1000).unwrap().unwrap();
+        assert!(empty.matches(b"") && !empty.matches(b"a"));
+        let err = TermDfa::concat(&[d("abcdef"), d("ghijkl")], 10).unwrap_err();
         assert!(err.to_string().contains("max_terminal_dfa_states"), "{err}");
     }
 }
