@@ -41,3 +41,14 @@ def hermes_model(engine_dir) -> Path:
 @pytest.fixture(scope="session")
 def llama3_model(engine_dir) -> Path:
     return make_tiny_llama("llama3", engine_dir / "tiny-llama-llama3")
+
+
+# A test module defines its own `server` fixture (a `vllm serve` with its arguments); these read it.
+@pytest.fixture(scope="module")
+def client(server):
+    return server.client()
+
+
+@pytest.fixture(scope="module")
+def model(client):
+    return client.models.list().data[0].id

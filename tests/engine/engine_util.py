@@ -166,3 +166,10 @@ def token_id(tokenizer_json: Path, text: str) -> int:
     ids = Tokenizer.from_file(str(tokenizer_json)).encode(text, add_special_tokens=False).ids
     assert len(ids) == 1, (text, ids)
     return ids[0]
+
+
+def chat(client, model, content="Hi", **kw):
+    """One chat completion from `client`, with a short default `max_tokens` and a fixed seed."""
+    kw.setdefault("max_tokens", 200)
+    kw.setdefault("seed", 0)
+    return client.chat.completions.create(model=model, messages=[{"role": "user", "content": content}], **kw)

@@ -12,7 +12,7 @@ import re
 
 import openai
 import pytest
-from engine_util import Server, check_json, check_tool_calls, token_id
+from engine_util import Server, chat, check_json, check_tool_calls, token_id
 
 LIMITS = "max_lr_states=400,max_dwa_states=3000"
 
@@ -91,16 +91,6 @@ def server(hermes_model, engine_dir):
 
 
 @pytest.fixture(scope="module")
-def client(server):
-    return server.client()
-
-
-@pytest.fixture(scope="module")
-def model(client):
-    return client.models.list().data[0].id
-
-
-@pytest.fixture(scope="module")
 def bias(hermes_model):
     """Logit biases that make the random model end what the grammar lets it end (EOS, a closing quote or brace):
     without them an unbounded grammar (any JSON object, any number of tool calls) runs to max_tokens."""
@@ -110,12 +100,6 @@ def bias(hermes_model):
         "eos": {str(eos): 40},
         "close": {str(eos): 40, str(token_id(tok, '"')): 40, str(token_id(tok, "}")): 40},
     }
-
-
-def chat(client, model, content="Hi", **kw):
-    kw.setdefault("max_tokens", 200)
-    kw.setdefault("seed", 0)
-    return client.chat.completions.create(model=model, messages=[{"role": "user", "content": content}], **kw)
 
 
 def test_plugin_loaded_in_every_process(server):

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from engine_util import Server, check_json, check_tool_calls, token_id
+from engine_util import Server, chat, check_json, check_tool_calls, token_id
 
 # A Static-only limit, below what STATIC_TOO_BIG needs (4335 Parser-DWA states) and far above the rest here.
 LIMITS = "max_dwa_states=3000"
@@ -71,25 +71,9 @@ def server(llama3_model, engine_dir):
 
 
 @pytest.fixture(scope="module")
-def client(server):
-    return server.client()
-
-
-@pytest.fixture(scope="module")
-def model(client):
-    return client.models.list().data[0].id
-
-
-@pytest.fixture(scope="module")
 def eos_bias(llama3_model):
     tok = llama3_model / "tokenizer.json"
     return {str(token_id(tok, "<|eot_id|>")): 40, str(token_id(tok, "}")): 40, str(token_id(tok, '"')): 40}
-
-
-def chat(client, model, content="Hi", **kw):
-    kw.setdefault("max_tokens", 200)
-    kw.setdefault("seed", 0)
-    return client.chat.completions.create(model=model, messages=[{"role": "user", "content": content}], **kw)
 
 
 def test_alias_parsed_by_vllm_serve(server):
