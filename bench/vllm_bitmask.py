@@ -83,9 +83,7 @@ def run_backend(backend: str, tok, cases, batch: int, num_spec: int, steps: int)
         # Steady state: wait for the background Static compiles that replace the Dynamic engine (README, engine
         # choice); the time to the first mask is measured separately (compile_times).
         for req in requests.values():
-            upgrade = req.structured_output_request.grammar.entry.upgrade
-            if upgrade is not None:
-                upgrade.result()
+            req.structured_output_request.grammar.constraint.wait_static()
     ids_all = list(requests)
     times = []
     rejected = 0
@@ -138,8 +136,7 @@ def compile_times(backend: str, tok, cases, tags: list[str]) -> dict:
         out[kind].append((time.perf_counter() - t) * 1e3)
         if backend == "glrmask" and g.constraint.engine != "static":
             out["dynamic"] += 1
-            if g.entry.upgrade is not None:
-                g.entry.upgrade.result()  # an idle machine for the next one: no background compile running
+            g.constraint.wait_static()  # an idle machine for the next one: no background compile running
     return out
 
 

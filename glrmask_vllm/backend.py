@@ -19,10 +19,12 @@ mask can be filled, so that wait must stay short. Measured on the bench's reques
 2026-12-01-vllm-bitmask.md, 128k vocabulary, 2 CPUs; p50): the Dynamic engine has a first mask after 16 ms
 (Glaiveai2K JSON schemas) / 65 ms (hermes tool tags), the Static engine after about 100 / 450 ms even with a
 small fuel budget, xgrammar after 2.9 / 14 ms.
-So by default (`GLRMASK_VLLM_ENGINE=dynamic-first`) a new grammar is served by the Dynamic engine at once while
-the Static engine compiles in a background thread; live requests move onto it (their tokens are replayed) as
-soon as it is ready, and the cache serves it to later requests. `balanced` waits for Static within a tenth of
-the compile fuel (`GLRMASK_VLLM_STATIC_FUEL` sets the fuel), `static` always waits for Static.
+So by default (`GLRMASK_VLLM_ENGINE=dynamic-first`) a new grammar is compiled with `Optimization.AUTO` in the
+background: the Dynamic engine serves it at once, and the core builds the Static tables on its background pool
+(`GLRMASK_BACKGROUND_THREADS`); every live state of the constraint switches to them at its next mask, in place
+(same masks, nothing replayed). `balanced` waits for Static within a tenth of the compile fuel
+(`GLRMASK_VLLM_STATIC_FUEL` sets the fuel) and otherwise goes on as `dynamic-first`; `static` always waits.
+`GLRMASK_VLLM_BACKGROUND_STATIC=0` serves every new grammar with the Dynamic engine alone.
 
 Compile limits (`GLRMASK_VLLM_LIMITS="max_lr_states=20000,static_compile_fuel=100000000"`, any name of
 `glrmask.default_limits()`) bound every compile of this backend and of the API server's validation. A limit is
@@ -30,7 +32,7 @@ never an HTTP 500: one the grammar itself passes (grammar size, lexer and LR sta
 request is validated, an HTTP 400 naming it, remembered so the same spec is refused at once (validation.py).
 A Static-only limit (token classes, Parser-DWA states, weights, fuel, `static_compile_ms`) cannot fail a request:
 the same masks come from the Dynamic engine. In every mode, `static` too, the spec is then served by Dynamic,
-the limit is logged at WARNING once per compiled spec, and the cache entry remembers it (no Static retry).
+the limit is logged at WARNING once per compiled spec, and the cached constraint keeps it (no Static retry).
 """
 
 from __future__ import annotations
@@ -39,7 +41,8 @@ import logging
 import os
 import threading
 from collections import OrderedDict
-from concurrent.futures import Future, ThreadPoolExecutor
+from collections.abc import Callable
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -111,91 +114,24 @@ def load_vocab(tokenizer: Any, vocab_size: int) -> glrmask.Vocab:
     return glrmask.Vocab.from_hf(tokenizer, vocab_size=vocab_size)
 
 
-# Rough bytes per unit of each table `Constraint.describe()` counts (dense rows: a lexer DFA state is a 256-entry
-# transition row, an LR state a row over the symbols, a token class an id per vocabulary token). An estimate for
-# the cache bound only, not an accounting.
-_BYTES_PER = {
-    "lexer DFA states": 1024,
-    "lexer configurations": 64,
-    "LR states": 256,
-    "liveness exits": 16,
-    "Parser DWA states": 128,
-    "terminal sequences": 64,
-}
-
-
-def estimate_bytes(constraint: glrmask.Constraint, spec: str) -> int:
-    """Rough memory of a compiled constraint, for the cache bound, from the table sizes `describe()` reports."""
-    total = 4096 + 2 * len(spec)
-    for line in constraint.describe().splitlines():
-        name, _, rest = line.partition(":")
-        words = rest.replace("(", " ").split()
-        if not words or not words[0].isdigit():
-            continue
-        total += _BYTES_PER.get(name.strip(), 0) * int(words[0])
-        if "bytes)" in rest and len(words) > 1 and words[1].isdigit():
-            total += int(words[1])  # weights: N (B bytes)
-        if name.strip() == "token classes":
-            total += 4 * constraint.vocab_size  # the id → class map
-    return total
-
-
-_SWAP_LOCK = threading.Lock()
-
-
-def _static_failure_logger(description: str):
-    """A done-callback logging a failed background Static build (the spec stays on the Dynamic engine)."""
-
-    def log(fut: Future) -> None:
-        if not fut.cancelled() and fut.exception() is not None:
-            _log_static_failure(description, fut.exception())
-
-    return log
-
-
-def _log_static_failure(description: str, error: BaseException) -> None:
-    # Same masks from the Dynamic engine, only slower; the cache entry keeps it, so this is once per spec.
-    logger.warning(
-        "glrmask: %s is served by the Dynamic engine: its Static build failed: %s: %s",
-        description,
-        type(error).__name__,
-        error,
-    )
+def _log_static_failure(description: str, why: str) -> None:
+    # Same masks from the Dynamic engine, only slower; the cached constraint keeps it, so this is once per spec.
+    logger.warning("glrmask: %s is served by the Dynamic engine: its Static build failed: %s", description, why)
 
 
 @dataclass
 class _Entry:
-    """One cached compile: the constraint served now and, maybe, a Static one replacing it."""
+    """One cached compile: the constraint (whose engine the core upgrades in place) and what it approximates."""
 
     constraint: glrmask.Constraint
-    nbytes: int
-    upgrade: Future | None = None
     # What the grammar over-approximates (keyword and JSON pointer each); empty when it is exact.
     ignored_keywords: tuple[str, ...] = ()
-
-    resize: Any = None  # set by the cache: called with the change in estimated bytes
-
-    def best(self) -> glrmask.Constraint:
-        upgrade = self.upgrade
-        if upgrade is not None and upgrade.done():
-            with _SWAP_LOCK:  # vLLM's fill pool may reach one entry from two requests at once
-                return self._swap(upgrade)
-        return self.constraint
-
-    def _swap(self, upgrade: Future) -> glrmask.Constraint:
-        if self.upgrade is upgrade:
-            self.upgrade = None
-            if not upgrade.cancelled() and upgrade.exception() is None:
-                static = upgrade.result()
-                nbytes = estimate_bytes(static, "")
-                if self.resize is not None:
-                    self.resize(nbytes - self.nbytes)
-                self.constraint, self.nbytes = static, nbytes
-        return self.constraint
+    nbytes: int = field(default=0, init=False)
 
 
 class ConstraintCache:
-    """LRU of compiled constraints bounded by estimated bytes; concurrent compiles of one key run once."""
+    """LRU of compiled constraints bounded by their heap bytes (`Constraint.heap_bytes`, measured when an entry
+    is stored and again when its background Static build ends); concurrent compiles of one key run once."""
 
     def __init__(self, max_bytes: int):
         self.max_bytes = max_bytes
@@ -208,16 +144,26 @@ class ConstraintCache:
 
     def _evict(self) -> None:
         while self.bytes > self.max_bytes and len(self._entries) > 1:
-            _, old = self._entries.popitem(last=False)
-            old.resize = None  # live requests keep it; it no longer counts
+            _, old = self._entries.popitem(last=False)  # live requests keep their constraint
             self.bytes -= old.nbytes
 
-    def _resize(self, delta: int) -> None:
+    def clear(self) -> None:
         with self._lock:
-            self.bytes += delta
+            self._entries.clear()
+            self.bytes = 0
+
+    def remeasure(self, key: tuple) -> None:
+        """Count an entry's tables again (its Static tables were built); a key no longer cached is ignored."""
+        with self._lock:
+            entry = self._entries.get(key)
+            if entry is None:
+                return
+            nbytes = entry.constraint.heap_bytes()
+            self.bytes += nbytes - entry.nbytes
+            entry.nbytes = nbytes
             self._evict()
 
-    def get_or_compile(self, key: tuple, compile_fn) -> _Entry:
+    def get_or_compile(self, key: tuple, compile_fn: Callable[[], _Entry]) -> _Entry:
         with self._lock:
             entry = self._entries.get(key)
             if entry is not None:
@@ -242,7 +188,7 @@ class ConstraintCache:
         with self._lock:
             del self._inflight[key]
             self._entries[key] = entry
-            entry.resize = self._resize
+            entry.nbytes = entry.constraint.heap_bytes()
             self.bytes += entry.nbytes
             self._evict()
         fut.set_result(entry)
@@ -251,36 +197,23 @@ class ConstraintCache:
 
 @dataclass
 class GlrmaskGrammar(StructuredOutputGrammar):
-    """One request's constraint state, in vLLM's grammar contract."""
+    """One request's constraint state, in vLLM's grammar contract. The core switches the state to the Static
+    engine at its first mask after the background build: nothing here moves or replays."""
 
-    entry: _Entry
     constraint: glrmask.Constraint
+    # What this request's grammar does not enforce exactly (lenient JSON Schema conversion): one entry per
+    # over-approximated keyword, naming it and its JSON pointer (and the structural-tag path). Empty when exact.
+    ignored_keywords: list[str] = field(default_factory=list)
     state: glrmask.ConstraintState = field(init=False)
-    # Every committed token id, in order (the stop token too): replayed when moving onto a Static constraint.
-    history: list[int] = field(default_factory=list, init=False)
     _terminated: bool = field(default=False, init=False)
 
     def __post_init__(self) -> None:
         self.state = self.constraint.start()
 
     @property
-    def ignored_keywords(self) -> list[str]:
-        """What this request's grammar does not enforce exactly (lenient JSON Schema conversion): one entry per
-        over-approximated keyword, naming it and its JSON pointer (and the structural-tag path). Empty when the
-        grammar is exact."""
-        return list(self.entry.ignored_keywords)
-
-    def _upgrade(self) -> None:
-        """Move onto the Static constraint once its background compile is done (same masks, faster)."""
-        if self.entry.upgrade is None and self.entry.constraint is self.constraint:
-            return
-        best = self.entry.best()
-        if best is self.constraint:
-            return
-        state = best.start()
-        for t in self.history:
-            state.commit_token(t)
-        self.constraint, self.state = best, state
+    def num_accepted(self) -> int:
+        """Tokens accepted and not rolled back (a stop token too)."""
+        return self.state.history_len
 
     def accept_tokens(self, request_id: str, tokens: list[int]) -> bool:
         if self._terminated:
@@ -292,10 +225,8 @@ class GlrmaskGrammar(StructuredOutputGrammar):
             except (glrmask.GlrmaskError, ValueError, OverflowError):
                 if done:
                     self.state.rollback(done)
-                    del self.history[-done:]
                 logger.error("glrmask: request %s: token %s rejected", request_id, t)
                 return False
-            self.history.append(t)
             done += 1
             if self.state.is_ended():
                 self._terminated = True
@@ -321,14 +252,13 @@ class GlrmaskGrammar(StructuredOutputGrammar):
     def rollback(self, num_tokens: int) -> None:
         if num_tokens <= 0:
             return
-        if num_tokens > len(self.history):
-            raise ValueError(f"glrmask: cannot roll back {num_tokens} tokens, only {len(self.history)} were accepted")
+        accepted = self.state.history_len
+        if num_tokens > accepted:
+            raise ValueError(f"glrmask: cannot roll back {num_tokens} tokens, only {accepted} were accepted")
         self.state.rollback(num_tokens)
-        del self.history[-num_tokens:]
         self._terminated = self.state.is_ended()
 
     def fill_bitmask(self, bitmask: torch.Tensor, idx: int) -> None:
-        self._upgrade()
         self.state.fill_mask(bitmask[idx].numpy())
 
     def is_terminated(self) -> bool:
@@ -336,17 +266,14 @@ class GlrmaskGrammar(StructuredOutputGrammar):
 
     def reset(self) -> None:
         self.state = self.constraint.start()
-        self.history.clear()
         self._terminated = False
 
 
-def fill_rows(grammars: list[GlrmaskGrammar], rows: list[int], words: np.ndarray) -> None:
-    """Fill many grammars' masks into rows of one bitmask: one GIL release, parallel in Rust for many rows."""
-    if not grammars:
-        return
-    for g in grammars:
-        g._upgrade()
-    glrmask.fill_masks([g.state for g in grammars], words, rows)
+def fill_rows(grammars: list[GlrmaskGrammar], words: np.ndarray, rows: list[int]) -> None:
+    """Fill each grammar's mask into its row of one bitmask (`words`: the int32 bitmask as NumPy): one GIL
+    release, parallel in Rust for many rows. The batched hook vLLM's per-row loop could call."""
+    if grammars:
+        glrmask.fill_masks([g.state for g in grammars], words, rows)
 
 
 @dataclass
@@ -362,7 +289,6 @@ class GlrmaskBackend(StructuredOutputBackend):
         self.vocab = load_vocab(self.tokenizer, self.vocab_size)
         self.default_stop = sorted(set(self.vocab.eos_token_ids) | self._tokenizer_eos())
         self.cache = ConstraintCache(CACHE_BYTES)
-        self._background = ThreadPoolExecutor(max_workers=1, thread_name_prefix="glrmask-static")
 
     def _tokenizer_eos(self) -> set[int]:
         eos = getattr(self.tokenizer, "eos_token_id", None)
@@ -373,56 +299,48 @@ class GlrmaskBackend(StructuredOutputBackend):
         # A stop id outside the vocabulary (or a gap) can never be sampled: dropping it changes nothing.
         return tuple(sorted(t for t in ids if 0 <= t < self.vocab_size and self.vocab.token_kind(t) != "missing"))
 
-    def _compile(self, request_type: StructuredOutputOptions, spec: str, end_tokens: tuple[int, ...]) -> _Entry:
+    def _compile(
+        self, key: tuple, request_type: StructuredOutputOptions, spec: str, end_tokens: tuple[int, ...]
+    ) -> _Entry:
         grammar, approximations = convert(request_type, spec, self.json_options, self.vocab)
+        description = describe_spec(request_type, spec)
         # Once per spec: other stop tokens or an evicted entry compile it again, but say nothing new.
-        log_approximations(
-            (request_type.name, spec, self.json_options), describe_spec(request_type, spec), approximations
-        )
+        log_approximations((request_type.name, spec, self.json_options), description, approximations)
         # A stop token the grammar names itself (Llama's `<|eom_id|>` closing a tool call, as llguidance grammars
         # write it) is a grammar token, not an end token: vLLM still stops when it is sampled.
         named = set(grammar.named_tokens(self.vocab))
         ends = [t for t in end_tokens if t not in named]
         limits = dict(LIMITS) or None
-        description = describe_spec(request_type, spec)
-        dynamic = glrmask.Optimization.FAST_BUILD
+
+        def compile_with(optimization: glrmask.Optimization, **kw: Any) -> glrmask.Constraint:
+            return grammar.compile(self.vocab, end_tokens=ends, optimization=optimization, limits=limits, **kw)
+
+        constraint = None
         if ENGINE == "static":
             try:
-                constraint = grammar.compile(
-                    self.vocab, end_tokens=ends, optimization=glrmask.Optimization.FAST_RUNTIME, limits=limits
-                )
+                constraint = compile_with(glrmask.Optimization.FAST_RUNTIME)
             except glrmask.LimitError as e:
                 # Validation passed this spec, so only a Static limit is left: Dynamic serves the same masks.
-                _log_static_failure(description, e)
-                constraint = grammar.compile(self.vocab, end_tokens=ends, optimization=dynamic, limits=limits)
-                return self._entry(constraint, spec, None, approximations)
+                _log_static_failure(description, f"{type(e).__name__}: {e}")
+                constraint = compile_with(glrmask.Optimization.FAST_BUILD)
         elif ENGINE == "balanced":
             opt = glrmask.Optimization.AUTO if STATIC_FUEL else glrmask.Optimization.BALANCED
-            # This backend runs its own background upgrade (below), so the compile itself waits.
-            constraint = grammar.compile(self.vocab, end_tokens=ends, optimization=opt, limits=limits, background=False)
-        else:
-            constraint = grammar.compile(self.vocab, end_tokens=ends, optimization=dynamic, limits=limits)
-        upgrade = None
-        if constraint.engine != "static" and BACKGROUND_STATIC:
-            # The same grammar and end tokens, so the same masks: only the engine changes.
-            upgrade = self._background.submit(
-                grammar.compile,
-                self.vocab,
-                end_tokens=ends,
-                optimization=glrmask.Optimization.FAST_RUNTIME,
-                limits=limits,
-            )
-            upgrade.add_done_callback(_static_failure_logger(description))
-        return self._entry(constraint, spec, upgrade, approximations)
+            constraint = compile_with(opt, background=False)
+            if constraint.engine != "static":
+                constraint = None  # over its share of the fuel: on as dynamic-first
+        if constraint is None:
+            if BACKGROUND_STATIC:
 
-    @staticmethod
-    def _entry(constraint: glrmask.Constraint, spec: str, upgrade: Future | None, approximations: Any) -> _Entry:
-        return _Entry(
-            constraint=constraint,
-            nbytes=estimate_bytes(constraint, spec),
-            upgrade=upgrade,
-            ignored_keywords=tuple(approximations),
-        )
+                def static_ended(c: glrmask.Constraint) -> None:
+                    # On the core's background worker, once per compile; the same masks either way.
+                    if c.engine != "static" and c.fallback:
+                        _log_static_failure(description, c.fallback)
+                    self.cache.remeasure(key)
+
+                constraint = compile_with(glrmask.Optimization.AUTO, background=True, on_static_end=static_ended)
+            else:
+                constraint = compile_with(glrmask.Optimization.FAST_BUILD)
+        return _Entry(constraint=constraint, ignored_keywords=tuple(approximations))
 
     def compile_grammar(
         self,
@@ -432,11 +350,13 @@ class GlrmaskBackend(StructuredOutputBackend):
     ) -> StructuredOutputGrammar:
         end_tokens = self._end_tokens(stop_token_ids)
         key = (request_type.name, grammar_spec, self.json_options, end_tokens)
-        entry = self.cache.get_or_compile(key, lambda: self._compile(request_type, grammar_spec, end_tokens))
-        return GlrmaskGrammar(entry=entry, constraint=entry.best())
+        entry = self.cache.get_or_compile(key, lambda: self._compile(key, request_type, grammar_spec, end_tokens))
+        return GlrmaskGrammar(constraint=entry.constraint, ignored_keywords=list(entry.ignored_keywords))
 
     def allocate_token_bitmask(self, max_num_seqs: int) -> torch.Tensor:
         return torch.full((max_num_seqs, (self.vocab_size + 31) // 32), -1, dtype=torch.int32)
 
     def destroy(self) -> None:
-        self._background.shutdown(wait=False, cancel_futures=True)
+        # The core's background pool outlives engines: a queued build whose constraint no request holds any more
+        # is skipped.
+        self.cache.clear()

@@ -24,9 +24,8 @@ import logging
 from typing import Any
 
 import glrmask
-from glrmask import fill_masks
 
-from .backend import GlrmaskGrammar
+from .backend import GlrmaskGrammar, fill_rows
 
 logger = logging.getLogger("glrmask_vllm")
 
@@ -108,47 +107,38 @@ def batched_grammar_bitmask(
     if not any(tokens for _, _, tokens in plans):
         # No draft tokens this step: one row per request (the stride's other rows are left as they are, as
         # vLLM's loop leaves them), all in one fill.
-        states, fill_at = [], []
+        grammars, fill_at = [], []
         for k, (_, grammar, _) in enumerate(plans):
-            if grammar._terminated:
+            if grammar.is_terminated():
                 words[base[k]] = -1
             else:
-                entry = grammar.entry
-                if entry.upgrade is not None or entry.constraint is not grammar.constraint:
-                    grammar._upgrade()
-                states.append(grammar.state)
+                grammars.append(grammar)
                 fill_at.append(base[k])
-        if states:
-            fill_masks(states, words, fill_at)
+        fill_rows(grammars, words, fill_at)
         return words[:num_rows]
 
-    # Drafts are committed to each request's state directly (not through accept_tokens: its history and
-    # termination flag stay as they are) and rolled back at the end. Per request: drafts committed, whether an
+    # Drafts are committed to each request's state directly (not through accept_tokens: its termination flag
+    # stays as it is) and rolled back at the end. Per request: drafts committed, whether an
     # end token was among them, the row a rejected draft froze, and whether rows are still open (False after
     # padding: no more grammar rows).
-    for _, grammar, _ in plans:
-        entry = grammar.entry
-        if entry.upgrade is not None or entry.constraint is not grammar.constraint:
-            grammar._upgrade()
     advanced = [0] * len(plans)
-    ended = [grammar._terminated for _, grammar, _ in plans]
+    ended = [grammar.is_terminated() for _, grammar, _ in plans]
     failed_row: list[int | None] = [None] * len(plans)
     open_rows = [True] * len(plans)
     longest = max(len(t) for _, _, t in plans)
 
     for pos in range(longest + 1):
-        states, fill_at = [], []
+        grammars, fill_at = [], []
         for k, (_, grammar, tokens) in enumerate(plans):
             if pos > len(tokens) or failed_row[k] is not None:
                 continue  # done, or copied below after the fills of this position
             row = base[k] + pos
             if open_rows[k] and not ended[k]:
-                states.append(grammar.state)
+                grammars.append(grammar)
                 fill_at.append(row)
             else:
                 words[row] = -1
-        if states:
-            fill_masks(states, words, fill_at)
+        fill_rows(grammars, words, fill_at)
         for k, (req_id, grammar, tokens) in enumerate(plans):
             if pos > len(tokens):
                 continue

@@ -211,6 +211,41 @@ def test_background_static_switches_with_identical_masks():
     assert fast.engine == "dynamic" and not fast.static_pending and fast.wait_static(0)
 
 
+def test_on_static_end_reports_each_background_build_once(capfd):
+    """`on_static_end` is called once, from the background worker, with the constraint as the build left it (built,
+    or fallen back); the heap bytes a cache counts grow with the Static tables. A raising callback is printed and
+    changes nothing; a callback that is not callable is a TypeError at once."""
+    vocab = small_vocab()
+    grammar = Grammar.sequence([Grammar.any_text(exclude=["<t>"]), Grammar.literal("<t>"), schema_part()])
+    seen: list[tuple[str, str | None, str]] = []
+
+    def ended(c: glrmask.Constraint) -> None:
+        seen.append((c.engine, c.fallback, threading.current_thread().name))
+
+    built = grammar.compile(vocab, end_tokens=[END], background=True, on_static_end=ended)
+    assert built.wait_static(timeout=60)
+    assert seen == [("static", None, seen[0][2])] and seen[0][2] != threading.current_thread().name
+    dynamic_only = grammar.compile(vocab, end_tokens=[END], optimization=Optimization.FAST_BUILD)
+    assert 0 < dynamic_only.heap_bytes() < built.heap_bytes()
+
+    seen.clear()
+    limited = grammar.compile(
+        vocab, end_tokens=[END], background=True, limits={"max_dwa_states": 1}, on_static_end=ended
+    )
+    assert limited.wait_static(timeout=60) and limited.engine == "dynamic"
+    assert len(seen) == 1 and seen[0][0] == "dynamic" and "max_dwa_states" in seen[0][1]
+
+    def boom(c: glrmask.Constraint) -> None:
+        raise RuntimeError("callback failed")
+
+    raised = grammar.compile(vocab, end_tokens=[END], background=True, on_static_end=boom)
+    assert raised.wait_static(timeout=60) and raised.engine == "static"
+    assert "callback failed" in capfd.readouterr().err
+    assert_oracle(raised.start())
+    with pytest.raises(TypeError, match="on_static_end"):
+        grammar.compile(vocab, background=True, on_static_end=42)
+
+
 def test_auto_is_a_background_compile_by_default():
     """AUTO never waits for Static (issue 21): it serves at once, says so in describe(), and ends Static; the
     explicit levels and background=False wait."""

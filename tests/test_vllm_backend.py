@@ -7,6 +7,7 @@ engine core would build it, and driven the way the scheduler drives it.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import random
 import tempfile
@@ -208,10 +209,10 @@ def test_contract_single_grammar(tok, vocab_size):
     before = bm[0].clone()
     assert g.accept_tokens("r", [ids[0], bad]) is False  # the second is rejected: the first is undone too
     g.fill_bitmask(bm, 0)
-    assert torch.equal(bm[0], before) and g.history == []
+    assert torch.equal(bm[0], before) and g.num_accepted == 0
 
     assert g.validate_tokens(ids + [eos, ids[0]]) == ids + [eos]
-    assert g.history == [] and not g.is_terminated()
+    assert g.num_accepted == 0 and not g.is_terminated()
     assert g.validate_tokens([eos]) == []  # a stop token is not allowed before the grammar accepts
 
     assert g.accept_tokens("r", ids)
@@ -220,13 +221,13 @@ def test_contract_single_grammar(tok, vocab_size):
     assert g.accept_tokens("r", [eos]) and g.is_terminated()
     assert g.accept_tokens("r", [bad]) is True  # ignored after termination
     g.rollback(1)  # undoes the stop token
-    assert not g.is_terminated() and g.history == ids
+    assert not g.is_terminated() and g.num_accepted == len(ids)
     g.rollback(len(ids))
     g.fill_bitmask(bm, 1)
     assert torch.equal(bm[1], before)
     assert g.accept_tokens("r", ids + [eos]) and g.is_terminated()
     g.reset()
-    assert not g.is_terminated() and g.history == []
+    assert not g.is_terminated() and g.num_accepted == 0
 
 
 def test_cache_shared_and_keyed(tok, vocab_size):
@@ -236,7 +237,7 @@ def test_cache_shared_and_keyed(tok, vocab_size):
     a = backend.compile_grammar(SOO.JSON, json.dumps(SCHEMA), {1})
     b = backend.compile_grammar(SOO.JSON, json.dumps(SCHEMA), {1})
     c = backend.compile_grammar(SOO.JSON, json.dumps(SCHEMA), {1, 2})
-    assert a.entry is b.entry and a.state is not b.state and c.entry is not a.entry
+    assert a.constraint is b.constraint and a.state is not b.state and c.constraint is not a.constraint
     assert backend.cache.hits == 1 and backend.cache.misses == 2 and backend.cache.bytes > 0
 
 
@@ -292,7 +293,7 @@ def test_manager_batch_rows_equal_own_masks(tok, vocab_size, num_spec):
         for k, rid in enumerate(live):
             g = requests[rid].structured_output_request.grammar
             base = paths[rid][: done_at[rid]]
-            assert g.history == base, "drafts must be rolled back"
+            assert g.num_accepted == len(base), "drafts must be rolled back"
             drafts = spec[rid]
             good = []
             for i in range(len(drafts) + 1):
@@ -392,7 +393,8 @@ def test_compile_failure_fails_only_that_request(tok, vocab_size):
 
 
 def test_dynamic_first_then_static(tok, vocab_size):
-    """A new grammar is served by the Dynamic engine at once; a live request moves onto Static when it is ready."""
+    """A new grammar is served by the Dynamic engine at once; a live request's state moves onto Static in place
+    when the core's background build is done (same masks; its tokens are not replayed)."""
     from vllm.v1.structured_output.backend_types import StructuredOutputOptions as SOO
 
     backend = GlrmaskBackend(T.fake_vllm_config(vocab_size), tokenizer=tok, vocab_size=vocab_size)
@@ -403,13 +405,40 @@ def test_dynamic_first_then_static(tok, vocab_size):
     assert g.accept_tokens("r", ids)
     bm = backend.allocate_token_bitmask(2)
     g.fill_bitmask(bm, 0)
+    state = g.state
     before = backend.cache.bytes
-    g.entry.upgrade.result(timeout=120)
+    assert g.constraint.wait_static(120)
     g.fill_bitmask(bm, 1)
-    assert g.constraint.engine == "static" and g.history == ids
+    assert g.constraint.engine == "static" and g.state is state and g.num_accepted == len(ids)
     assert torch.equal(bm[0], bm[1])  # same masks, other engine
-    assert backend.cache.bytes > before  # the Static tables count in the cache bound
+    # The Static tables count in the cache bound (re-measured when the build ended).
+    assert backend.cache.bytes > before
     assert backend.compile_grammar(SOO.JSON, spec, {tok.eos_token_id}).constraint.engine == "static"
+    rest = tok.encode('ris", "age": 3}', add_special_tokens=False)
+    assert g.accept_tokens("r", rest) and g.accept_tokens("r", [tok.eos_token_id]) and g.is_terminated()
+
+
+def test_static_limit_in_the_background_is_logged_once(tok, vocab_size, caplog, monkeypatch):
+    """A Static-only limit hit by the background build leaves the spec on the Dynamic engine (same masks), says so
+    once at WARNING, and the cached constraint keeps it: a second request neither rebuilds nor logs again."""
+    from vllm.v1.structured_output.backend_types import StructuredOutputOptions as SOO
+
+    import glrmask_vllm.backend as backend_module
+
+    monkeypatch.setitem(backend_module.LIMITS, "max_dwa_states", 2)
+    backend = GlrmaskBackend(T.fake_vllm_config(vocab_size), tokenizer=tok, vocab_size=vocab_size)
+    spec = json.dumps({**SCHEMA, "title": "static limit"})
+    caplog.set_level(logging.WARNING, logger="glrmask_vllm")
+    g = backend.compile_grammar(SOO.JSON, spec, {tok.eos_token_id})
+    assert g.constraint.wait_static(120)
+    assert g.constraint.engine == "dynamic" and "max_dwa_states" in g.constraint.fallback
+    again = backend.compile_grammar(SOO.JSON, spec, {tok.eos_token_id})
+    assert again.constraint is g.constraint and not again.constraint.static_pending
+    messages = [r.getMessage() for r in caplog.records if r.name == "glrmask_vllm"]
+    assert len([m for m in messages if "served by the Dynamic engine" in m]) == 1, messages
+    assert "max_dwa_states" in messages[-1]
+    ids = tok.encode('{"city": "Paris", "age": 3}', add_special_tokens=False)
+    assert again.accept_tokens("r", ids)
 
 
 @pytest.mark.xfail(

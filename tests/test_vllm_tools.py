@@ -83,8 +83,9 @@ def pick(words: np.ndarray, rng: np.random.Generator) -> int:
 
 def sample(
     mgr, req, grammar: GlrmaskGrammar, rng: np.random.Generator, punct: np.ndarray, closers: list[list[int]] = ()
-) -> list[int] | None:
-    """Tokens drawn from the manager's bitmask rows until the grammar terminates (None: too long).
+) -> tuple[list[int], bool]:
+    """Tokens drawn from the manager's bitmask rows until the grammar terminates, and whether it did (False:
+    too long).
 
     Each draw is uniform over the allowed tokens, or, half the time, uniform over the allowed tokens with a
     delimiter in their text; where a stop token is allowed, it is drawn half the time. Purely uniform draws
@@ -116,8 +117,8 @@ def sample(
         assert mgr.accept_tokens(req, [t])
         out.append(t)
         if grammar.is_terminated():
-            return out
-    return None
+            return out, True
+    return out, False
 
 
 @pytest.mark.parametrize("family,parser_name", PARSERS)
@@ -168,12 +169,12 @@ def test_tool_calls_parse_and_validate(family, parser_name):
         stop_ids |= set(grammar.constraint.end_tokens)
         if punct is None:
             punct = punctuation_words(mgr.backend.vocab, vocab_size)
-        ids = sample(mgr, req, grammar, rng, punct, closers)
-        if ids is None:
+        ids, finished = sample(mgr, req, grammar, rng, punct, closers)
+        if not finished:
             too_long += 1
             if os.environ.get("GLRMASK_TOOL_DUMP_LONG"):
                 with open(os.environ["GLRMASK_TOOL_DUMP_LONG"], "a") as f:
-                    f.write(json.dumps(tok.decode(grammar.history[:400])) + "\n")
+                    f.write(json.dumps(tok.decode(ids[:400])) + "\n")
             continue
         text = tok.decode([t for t in ids if t not in grammar.constraint.end_tokens], skip_special_tokens=False)
         calls, _content = parser._extract_tool_calls(text, request, enable_auto_tools=True)

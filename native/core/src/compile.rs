@@ -133,3 +133,15 @@ fn check_ignored_unused(grammar: &Grammar, normal: &NormalGrammar) -> Result<()>
     }
     Ok(())
 }
+
+/// The tables and the source text; the grammar IR's own nodes are left out
+/// (a few per rule and terminal, small beside the tables built from them).
+impl crate::memory::HeapBytes for CompiledGrammar {
+    fn heap_bytes(&self) -> usize {
+        self.grammar.source.text.len()
+            + self.normal.heap_bytes()
+            + self.lexer.heap_bytes()
+            + self.lr.heap_bytes()
+            + self.liveness.heap_bytes()
+    }
+}

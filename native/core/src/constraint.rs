@@ -282,6 +282,23 @@ impl Constraint {
         self.static_tables.get()
     }
 
+    /// Heap bytes held by this constraint's tables, as a cache bound counts
+    /// them ([`crate::memory`]): the compiled grammar (its source text, lexer,
+    /// LR and liveness tables), the exact-token map, the Static tables once
+    /// built and the Dynamic interiors built so far. It grows as masks and
+    /// the background build add tables. The vocabulary is not counted (one
+    /// per model, shared by every constraint); a grammar shared by several
+    /// constraints counts in each.
+    pub fn heap_bytes(&self) -> usize {
+        use crate::memory::HeapBytes;
+        self.grammar.heap_bytes()
+            + self.exact.heap_bytes()
+            + self.end_token_set.heap_bytes()
+            + self.end_tokens.heap_bytes()
+            + self.static_tables.get().map_or(0, |t| t.heap_bytes())
+            + self.interiors.heap_bytes()
+    }
+
     /// Why the constraint serves Dynamic masks although Static was asked for.
     pub fn fallback(&self) -> Option<&str> {
         self.fallback.get().map(String::as_str)

@@ -23,6 +23,7 @@ pub mod limits;
 pub mod liveness;
 pub mod lr;
 pub mod mask;
+pub mod memory;
 pub mod sets;
 pub mod source;
 pub mod unlinked;

@@ -122,3 +122,9 @@ fn ones(words: impl Iterator<Item = u64>, width: usize) -> impl Iterator<Item = 
         })
     })
 }
+
+impl crate::memory::HeapBytes for BitSet {
+    fn heap_bytes(&self) -> usize {
+        crate::memory::HeapBytes::heap_bytes(&self.words)
+    }
+}

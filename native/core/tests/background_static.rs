@@ -150,3 +150,22 @@ fn then_runs_once_the_build_has_ended_and_may_save_the_constraint() {
     assert!(c.wait_static(Duration::from_secs(60)));
     assert_eq!(c.engine(), Engine::Static);
 }
+
+/// What a memory-bounded cache counts: the grammar's tables at once, then
+/// the Static tables once the background build has put them in place.
+#[test]
+fn heap_bytes_count_the_static_tables_once_built() {
+    use glrmask_core::memory::HeapBytes;
+    let tokens = tokens();
+    let grammar = compiled();
+    let grammar_bytes = grammar.heap_bytes();
+    assert!(grammar_bytes > 0);
+    let c = Constraint::with_background_static(grammar, vocab_of(&tokens), &[], Optimization::Auto, &Limits::default())
+        .unwrap();
+    let before = c.heap_bytes();
+    assert!(before >= grammar_bytes, "{before} < {grammar_bytes}");
+    assert!(c.wait_static(Duration::from_secs(60)));
+    let tables = c.static_tables().expect("built").heap_bytes();
+    assert!(tables > 0);
+    assert!(c.heap_bytes() >= before + tables, "{} < {before} + {tables}", c.heap_bytes());
+}

@@ -5,7 +5,7 @@ Token ids are ``int`` in ``[0, vocab_size)``; masks are NumPy arrays indexed by 
 """
 
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any, final
 
 import numpy as np
@@ -291,6 +291,7 @@ class Grammar:
         *,
         limits: dict[str, int] | None = None,
         background: bool | None = None,
+        on_static_end: Callable[[Constraint], object] | None = None,
     ) -> Constraint:
         """Compile against ``vocab``.
 
@@ -308,6 +309,11 @@ class Grammar:
         bounds a ``LimitError`` names (an unknown name raises ``LimitError``).
         They bound work not yet done: a grammar's tables, once compiled, are
         reused by later compiles whatever their limits.
+
+        ``on_static_end``: with a background build, called once with the
+        ``Constraint`` when the build has ended (built, or fallen back: see
+        ``fallback``), on the background worker thread; an exception it raises
+        is printed and dropped.
         """
 
     def compile_unlinked(
@@ -368,6 +374,10 @@ class Constraint:
     @property
     def static_pending(self) -> bool:
         """A background build of the Static tables is queued or running."""
+
+    def heap_bytes(self) -> int:
+        """Heap bytes the constraint's tables hold now (grammar, Static tables once built, Dynamic
+        interiors built so far; not the vocabulary): what a memory-bounded cache counts."""
 
     def wait_static(self, timeout: float | None = None) -> bool:
         """Wait (GIL released) up to ``timeout`` seconds for a pending background

@@ -659,6 +659,17 @@ fn in_background(optimization: core::Optimization, background: Option<bool>) -> 
     background.unwrap_or(optimization == core::Optimization::Auto) && optimization != core::Optimization::FastBuild
 }
 
+/// Call a Python `on_static_end` callback from the background worker (the
+/// interpreter may be finalizing at exit: then nothing is called).
+fn notify_static_end(callback: Py<PyAny>, constraint: Arc<core::Constraint>) {
+    let _ = Python::try_attach(move |py| {
+        let result = Py::new(py, Constraint { inner: constraint }).and_then(|c| callback.call1(py, (c,)));
+        if let Err(e) = result {
+            e.print(py);
+        }
+    });
+}
+
 fn parse_optimization(obj: Option<&Bound<'_, PyAny>>) -> PyResult<core::Optimization> {
     let Some(obj) = obj else { return Ok(core::Optimization::Auto) };
     let text: String = match obj.getattr("value") {
@@ -934,7 +945,13 @@ impl Grammar {
     /// Static at its first mask after that. Masks are the same either way.
     /// The default (`None`) is `True` for `AUTO` (a request never waits for
     /// a Static build) and `False` for the explicit levels.
-    #[pyo3(signature = (vocab, end_tokens=None, optimization=None, *, limits=None, background=None))]
+    ///
+    /// `on_static_end`: with a background build, called once it has ended
+    /// (built, or fallen back: see `fallback`) with the `Constraint`, on the
+    /// background worker thread (exceptions it raises are printed and
+    /// dropped). Not called for a cache hit or without a background build.
+    #[pyo3(signature = (vocab, end_tokens=None, optimization=None, *, limits=None, background=None, on_static_end=None))]
+    #[allow(clippy::too_many_arguments)]
     fn compile(
         &self,
         py: Python<'_>,
@@ -943,9 +960,15 @@ impl Grammar {
         optimization: Option<&Bound<'_, PyAny>>,
         limits: Option<&Bound<'_, PyAny>>,
         background: Option<bool>,
+        on_static_end: Option<Py<PyAny>>,
     ) -> PyResult<Constraint> {
         let optimization = parse_optimization(optimization)?;
         let background = in_background(optimization, background);
+        if let Some(f) = &on_static_end {
+            if !f.bind(py).is_callable() {
+                return Err(pyo3::exceptions::PyTypeError::new_err("on_static_end must be callable"));
+            }
+        }
         let limits = parse_limits(limits)?;
         let vocab = vocab.inner.clone();
         let ids = checked_end_tokens(py, &vocab, end_tokens)?;
@@ -975,6 +998,9 @@ impl Grammar {
                         if c.fallback().is_none_or(|f| !f.starts_with(core::BACKGROUND_FAILURE)) {
                             let _ = cache.put(&key, c);
                         }
+                    }
+                    if let Some(f) = on_static_end {
+                        notify_static_end(f, c.clone());
                     }
                 })
             })?;
@@ -1221,6 +1247,14 @@ impl Constraint {
     #[getter]
     fn static_pending(&self) -> bool {
         self.inner.static_pending()
+    }
+
+    /// Heap bytes this constraint's tables hold now (compiled grammar, Static
+    /// tables once built, Dynamic interiors built so far; the vocabulary is
+    /// not counted): what a cache bounded by memory counts. It grows as
+    /// masks and the background build add tables.
+    fn heap_bytes(&self) -> usize {
+        self.inner.heap_bytes()
     }
 
     /// Wait (GIL released) for a pending background Static build, at most

@@ -560,3 +560,17 @@ impl fmt::Display for NormalGrammar {
         Ok(())
     }
 }
+
+crate::memory::flat!(Symbol);
+
+impl crate::memory::HeapBytes for NormalGrammar {
+    fn heap_bytes(&self) -> usize {
+        let names: usize = self.nonterminals.iter().map(|n| n.name.heap_bytes()).sum();
+        let rhs: usize = self.productions.iter().map(|p| p.rhs.heap_bytes()).sum();
+        self.nonterminals.capacity() * std::mem::size_of::<Nonterminal>()
+            + names
+            + self.productions.capacity() * std::mem::size_of::<Production>()
+            + rhs
+            + self.by_lhs.heap_bytes()
+    }
+}

@@ -171,3 +171,14 @@ impl LexerDfa {
         comps.binary_search_by_key(&t, |&(x, _)| x).ok().map(|i| comps[i].1)
     }
 }
+
+impl crate::memory::HeapBytes for LexerDfa {
+    fn heap_bytes(&self) -> usize {
+        self.terminals.heap_bytes()
+            + self.class_reps.heap_bytes()
+            + self.trans.heap_bytes()
+            + self.components.heap_bytes()
+            + self.accepts.heap_bytes()
+            + self.maximal.heap_bytes()
+    }
+}

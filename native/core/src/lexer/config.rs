@@ -169,3 +169,15 @@ fn step(dfa: &LexerDfa, config: &LexConfig, byte: u8) -> Option<LexConfig> {
     exclusions.dedup();
     Some(LexConfig { dfa: d, exclusions })
 }
+
+impl crate::memory::HeapBytes for LexConfig {
+    fn heap_bytes(&self) -> usize {
+        crate::memory::HeapBytes::heap_bytes(&self.exclusions)
+    }
+}
+
+impl crate::memory::HeapBytes for LexConfigs {
+    fn heap_bytes(&self) -> usize {
+        self.configs.heap_bytes() + self.next.heap_bytes() + self.emit_start.heap_bytes() + self.emits.heap_bytes()
+    }
+}

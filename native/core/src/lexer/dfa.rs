@@ -36,6 +36,12 @@ pub struct TermDfa {
 
 pub const DEAD: u32 = 0;
 
+impl crate::memory::HeapBytes for TermDfa {
+    fn heap_bytes(&self) -> usize {
+        self.trans.heap_bytes() + self.accept.heap_bytes() + self.live.heap_bytes() + self.accepts_later.heap_bytes()
+    }
+}
+
 /// Bound of [`TermDfa::cached`]'s memory (keys and tables).
 const TERM_DFA_CACHE_BYTES: usize = 64 << 20;
 

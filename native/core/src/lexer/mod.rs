@@ -27,3 +27,9 @@ impl Lexer {
         Ok(Lexer { dfa, configs })
     }
 }
+
+impl crate::memory::HeapBytes for Lexer {
+    fn heap_bytes(&self) -> usize {
+        self.dfa.heap_bytes() + self.configs.heap_bytes()
+    }
+}

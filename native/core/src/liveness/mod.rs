@@ -993,6 +993,27 @@ impl StateTable {
     }
 }
 
+crate::memory::flat!(Entry, Exit);
+
+impl crate::memory::HeapBytes for StateEntries {
+    fn heap_bytes(&self) -> usize {
+        self.enter.heap_bytes() + self.live_b.heap_bytes() + self.exits.heap_bytes()
+    }
+}
+
+/// The entries built so far (masks build them as they reach LR states);
+/// the builder's working sets are left out.
+impl crate::memory::HeapBytes for Liveness {
+    fn heap_bytes(&self) -> usize {
+        self.boundary_index.heap_bytes()
+            + self.ignored.heap_bytes()
+            + self.may_end.heap_bytes()
+            + self.first_reach_of.heap_bytes()
+            + self.first_reach_sets.heap_bytes()
+            + self.states.heap_bytes()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

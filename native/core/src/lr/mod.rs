@@ -320,3 +320,17 @@ fn closure_of(g: &NormalGrammar, left_corners: &[Vec<NonterminalId>], kernel: &[
     }
     items
 }
+
+crate::memory::flat!(Item);
+
+impl crate::memory::HeapBytes for LrState {
+    fn heap_bytes(&self) -> usize {
+        self.kernel.heap_bytes() + self.shifts.heap_bytes() + self.gotos.heap_bytes() + self.reduces.heap_bytes()
+    }
+}
+
+impl crate::memory::HeapBytes for LrTables {
+    fn heap_bytes(&self) -> usize {
+        self.states.heap_bytes() + self.left_corners.heap_bytes()
+    }
+}

@@ -510,3 +510,26 @@ fn any_live(
         }
     })
 }
+
+impl crate::memory::HeapBytes for ConfigInterior {
+    fn heap_bytes(&self) -> usize {
+        self.groups.heap_bytes() + self.exits.heap_bytes()
+    }
+}
+
+impl crate::memory::HeapBytes for Part {
+    fn heap_bytes(&self) -> usize {
+        self.groups.heap_bytes() + self.exits.heap_bytes()
+    }
+}
+
+/// Interiors and parts built so far (token sets shared with the
+/// vocabulary's cache are counted here too).
+impl crate::memory::HeapBytes for ConfigInteriors {
+    fn heap_bytes(&self) -> usize {
+        use crate::memory::map_bytes;
+        let map = self.map.read().unwrap_or_else(|e| e.into_inner());
+        let parts = self.parts.lock().unwrap_or_else(|e| e.into_inner());
+        map_bytes(map.iter()) + map_bytes(parts.map.iter())
+    }
+}

@@ -159,3 +159,15 @@ pub fn add_exact_tokens(parser: Parser<'_>, gss: &mut Gss, heads: &[Head], exact
         gss.truncate(cp);
     }
 }
+
+impl crate::memory::HeapBytes for ExactClass {
+    fn heap_bytes(&self) -> usize {
+        self.terminals.heap_bytes() + self.tokens.heap_bytes() + self.bits.heap_bytes()
+    }
+}
+
+impl crate::memory::HeapBytes for ExactTokenMap {
+    fn heap_bytes(&self) -> usize {
+        self.class_of.heap_bytes() + self.classes.heap_bytes()
+    }
+}

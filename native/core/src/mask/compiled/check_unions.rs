@@ -103,6 +103,14 @@ impl CheckUnions {
     }
 }
 
+impl crate::memory::HeapBytes for CheckUnions {
+    /// The slot table and the unions it holds (keys count two words per `u64`).
+    fn heap_bytes(&self) -> usize {
+        let inner = self.lock();
+        inner.slots.len() * std::mem::size_of::<Slot>() + inner.words * 4
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

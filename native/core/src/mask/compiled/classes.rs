@@ -768,3 +768,33 @@ fn spans_of(keys: &[u32], key_classes: &[(u32, u32)]) -> Vec<Span> {
     }
     spans
 }
+
+impl crate::memory::HeapBytes for TokenSet {
+    fn heap_bytes(&self) -> usize {
+        TokenSet::heap_bytes(self)
+    }
+}
+
+impl crate::memory::HeapBytes for Span {
+    fn heap_bytes(&self) -> usize {
+        crate::memory::HeapBytes::heap_bytes(&self.ranges)
+    }
+}
+
+impl crate::memory::HeapBytes for SeqTrie {
+    fn heap_bytes(&self) -> usize {
+        use crate::memory::map_bytes;
+        self.nodes.heap_bytes() + map_bytes(self.index.iter()) + self.children.heap_bytes()
+    }
+}
+
+impl crate::memory::HeapBytes for TokenClasses {
+    fn heap_bytes(&self) -> usize {
+        self.seqs.heap_bytes()
+            + self.config_keys.heap_bytes()
+            + self.key_classes.heap_bytes()
+            + self.config_spans.heap_bytes()
+            + self.outcomes.heap_bytes()
+            + self.tokens.heap_bytes()
+    }
+}

@@ -610,3 +610,15 @@ impl Builder<'_> {
         Ok(ParserDwa { start, states, weights: self.weights, check_sets: self.check_sets })
     }
 }
+
+impl crate::memory::HeapBytes for DwaState {
+    fn heap_bytes(&self) -> usize {
+        self.specific.heap_bytes() + self.checks.heap_bytes()
+    }
+}
+
+impl crate::memory::HeapBytes for ParserDwa {
+    fn heap_bytes(&self) -> usize {
+        self.start.heap_bytes() + self.states.heap_bytes() + self.weights.heap_bytes() + self.check_sets.heap_bytes()
+    }
+}

@@ -207,3 +207,9 @@ impl StaticTables {
         Ok(StaticTables { classes, dwa, check_unions: CheckUnions::default(), stats })
     }
 }
+
+impl crate::memory::HeapBytes for StaticTables {
+    fn heap_bytes(&self) -> usize {
+        self.classes.heap_bytes() + self.dwa.heap_bytes() + self.check_unions.heap_bytes()
+    }
+}

@@ -292,6 +292,12 @@ impl Accumulator {
     }
 }
 
+impl crate::memory::HeapBytes for ClassSet {
+    fn heap_bytes(&self) -> usize {
+        ClassSet::heap_bytes(self)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use proptest::prelude::*;
