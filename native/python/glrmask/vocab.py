@@ -28,26 +28,14 @@ import os
 from pathlib import Path
 from typing import Any, Optional
 
+from glrmask import _internal
+
 #: Marks an exact-only id in :attr:`VocabParts.tokens`.
 EXACT = object()
 
-#: Usual end-of-sequence / end-of-turn names; the Rust readers use the same
-#: list (``END_TOKEN_NAMES`` in ``vocab/loaders/mod.rs``).
-END_TOKEN_NAMES = (
-    "</s>",
-    "<|endoftext|>",
-    "<|end_of_text|>",
-    "<｜end▁of▁sentence｜>",
-    "<eos>",
-    "<|eot_id|>",
-    "<|eom_id|>",
-    "<|im_end|>",
-    "<|EOT|>",
-    "<|end|>",
-    "<end_of_turn>",
-    "<|return|>",
-    "<|call|>",
-)
+#: Usual end-of-sequence / end-of-turn names: the Rust readers' own list
+#: (``END_TOKEN_NAMES`` in ``vocab/loaders/mod.rs``), read from the extension.
+END_TOKEN_NAMES: tuple[str, ...] = tuple(_internal.END_TOKEN_NAMES)
 
 # llama.cpp `llama_token_attr` bits (llama.h).
 LLAMA_TOKEN_ATTR_UNKNOWN = 1 << 0

@@ -1768,6 +1768,8 @@ fn _internal(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(allocator::collect_allocator, m)?)?;
     allocator::apply_policy();
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    // The one list of usual end-of-sequence names (the core's readers use it; Python's too).
+    m.add("END_TOKEN_NAMES", core::vocab::loaders::END_TOKEN_NAMES.to_vec())?;
     warm_numpy(m.py());
     Ok(())
 }
