@@ -67,6 +67,10 @@ def test_a_limit_error_names_a_limit_that_raising_lets_through(name, optimizatio
     assert caught.value.code == "limit_exceeded"
     assert limit_named(caught.value) == name
     assert f'limits={{"{name}": ...}}' in str(caught.value)
+    # The same as data, where the core reports it so (counted limits: how far the work got).
+    if caught.value.limit is not None:
+        assert caught.value.limit == name and caught.value.maximum == 1
+        assert caught.value.reached is None or caught.value.reached > 1
     # Follow the advice: the same grammar object compiles (a failed compile
     # caches nothing), and the masks are the defaults' masks.
     raised = grammar.compile(VOCAB, end_tokens=[3], optimization=optimization, limits={name: 10**9})
@@ -133,6 +137,7 @@ def test_json_schema_bounds_are_options_of_the_conversion():
     assert limit_named(caught.value) == "max_exact_length"
     assert "from_json_schema(..., max_exact_length=...)" in str(caught.value)
     assert caught.value.path == "/maxLength"
+    assert caught.value.limit == "max_exact_length" and caught.value.reached > caught.value.maximum
     vocab = glrmask.Vocab.from_dict({b'"': 0, b"x": 1, b"xx": 2, b"<eos>": 3})
     constraint = glrmask.Grammar.from_json_schema(schema, max_exact_length=600).compile(vocab, end_tokens=[3])
     state = constraint.start()

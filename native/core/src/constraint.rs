@@ -15,6 +15,7 @@ use crate::glr::{Checkpoint, Gss, Head, Parser, ROOT};
 use crate::grammar::quote_bytes;
 use crate::ids::{TerminalId, TokenId};
 use crate::limits::Limits;
+pub use crate::limits::RuntimeLimits;
 use crate::mask::compiled::runtime::{static_mask, StaticScratch};
 use crate::mask::compiled::StaticTables;
 use crate::mask::dynamic::{dynamic_mask, ConfigInteriors, DynamicScratch};
@@ -50,24 +51,6 @@ pub enum Optimization {
     FastBuild,
     Balanced,
     FastRuntime,
-}
-
-#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
-pub struct RuntimeLimits {
-    /// Parse heads (GSS node × lexer configuration) alive after one byte.
-    pub max_heads: usize,
-    /// Reductions one commit may do, counted with the GSS edges they read
-    /// (`Gss::work`). On an exponentially ambiguous
-    /// grammar (`s ::= s s | "a"`) this grows with every token, and so does
-    /// every mask after it; the bound stops the growth at a commit, which
-    /// fails and leaves the state as it was.
-    pub max_step_work: usize,
-}
-
-impl Default for RuntimeLimits {
-    fn default() -> Self {
-        RuntimeLimits { max_heads: 100_000, max_step_work: 1_000_000 }
-    }
 }
 
 #[derive(Debug)]

@@ -30,6 +30,17 @@ pub enum ErrorKind {
     Internal,
 }
 
+/// Which resource limit an error reached, as data: the layer that knows
+/// its caller's syntax (the Python bindings) renders how to raise it.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct LimitHit {
+    /// The limit's name (`limits::NAMES`, or a JSON Schema option, or a fixed bound).
+    pub name: &'static str,
+    /// How far the work got, when it is a count.
+    pub reached: Option<u64>,
+    pub maximum: u64,
+}
+
 #[derive(Clone)]
 pub struct Error {
     kind: ErrorKind,
@@ -37,13 +48,15 @@ pub struct Error {
     message: String,
     span: Option<(Arc<Source>, Span)>,
     path: Option<String>,
+    /// Boxed: errors travel in every `Result`, and most are not limits.
+    limit: Option<Box<LimitHit>>,
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 impl Error {
     pub fn new(kind: ErrorKind, code: &'static str, message: impl Into<String>) -> Error {
-        Error { kind, code, message: message.into(), span: None, path: None }
+        Error { kind, code, message: message.into(), span: None, path: None, limit: None }
     }
 
     pub fn grammar(code: &'static str, message: impl Into<String>) -> Error {
@@ -51,20 +64,25 @@ impl Error {
     }
 
     pub fn limit(limit: &'static str, reached: usize, maximum: usize) -> Error {
-        Error::new(
-            ErrorKind::Limit,
-            "limit_exceeded",
-            format!("limit `{limit}` exceeded: reached {reached}, maximum {maximum}; {}", crate::limits::advice(limit)),
-        )
+        let hit = LimitHit { name: limit, reached: Some(reached as u64), maximum: maximum as u64 };
+        Error::limit_reached(hit, format!("limit `{limit}` exceeded: reached {reached}, maximum {maximum}"))
     }
 
     /// A work budget (`static_compile_fuel`) spent before the work was done.
     pub fn budget_spent(limit: &'static str, budget: u64) -> Error {
-        Error::new(
-            ErrorKind::Limit,
-            "limit_exceeded",
-            format!("limit `{limit}` exceeded: all {budget} work units spent; {}", crate::limits::advice(limit)),
-        )
+        let hit = LimitHit { name: limit, reached: None, maximum: budget };
+        Error::limit_reached(hit, format!("limit `{limit}` exceeded: all {budget} work units spent"))
+    }
+
+    /// A limit error whose message is `message` (what was reached, not how to raise it).
+    pub fn limit_reached(hit: LimitHit, message: impl Into<String>) -> Error {
+        Error { limit: Some(Box::new(hit)), ..Error::new(ErrorKind::Limit, "limit_exceeded", message) }
+    }
+
+    /// The message with `hint` after it (`…; hint`): advice in the caller's terms.
+    pub fn with_hint(mut self, hint: &str) -> Error {
+        self.message = format!("{}; {hint}", self.message);
+        self
     }
 
     pub fn internal(message: impl Into<String>) -> Error {
@@ -98,6 +116,10 @@ impl Error {
     }
     pub fn path(&self) -> Option<&str> {
         self.path.as_deref()
+    }
+    /// The limit reached, for a limit error made by [`Error::limit`] and its kin.
+    pub fn reached_limit(&self) -> Option<LimitHit> {
+        self.limit.as_deref().copied()
     }
     /// 1-based line and column of the primary span, if any.
     pub fn line_col(&self) -> Option<(usize, usize)> {

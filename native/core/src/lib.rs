@@ -28,6 +28,7 @@ pub mod sets;
 pub mod source;
 pub mod unlinked;
 pub mod vocab;
+pub mod wire;
 
 pub use compile::{CompileLimits, CompiledGrammar};
 pub use constraint::{Constraint, ConstraintState, Optimization, BACKGROUND_FAILURE};

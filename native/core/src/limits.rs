@@ -1,13 +1,13 @@
 //! Every resource limit a caller can set, by the name its error prints.
 //!
-//! A [`LimitError`](crate::ErrorKind::Limit) names the limit it hit; that same
-//! name sets it here ([`Limits::set`], Python's `compile(..., limits={name:
-//! value})`), so the advice an error gives can always be followed. The
+//! A [`LimitError`](crate::ErrorKind::Limit) names the limit it hit and
+//! carries it as data ([`crate::error::LimitHit`]); that same name sets it
+//! here ([`Limits::set`], Python's `compile(..., limits={name: value})`), so
+//! the advice the bindings render from it can always be followed. The
 //! defaults bound work on grammars that arrive in API requests; raising one is
 //! the caller's decision that a large grammar is intended.
 
 use crate::compile::CompileLimits;
-use crate::constraint::RuntimeLimits;
 use crate::error::{Error, ErrorKind, Result};
 use crate::mask::compiled::StaticLimits;
 
@@ -18,6 +18,25 @@ pub struct Limits {
     pub compile: CompileLimits,
     pub static_engine: StaticLimits,
     pub runtime: RuntimeLimits,
+}
+
+/// Bounds on the work of one commit and its masks (runtime, not compile).
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+pub struct RuntimeLimits {
+    /// Parse heads (GSS node × lexer configuration) alive after one byte.
+    pub max_heads: usize,
+    /// Reductions one commit may do, counted with the GSS edges they read
+    /// (`Gss::work`). On an exponentially ambiguous
+    /// grammar (`s ::= s s | "a"`) this grows with every token, and so does
+    /// every mask after it; the bound stops the growth at a commit, which
+    /// fails and leaves the state as it was.
+    pub max_step_work: usize,
+}
+
+impl Default for RuntimeLimits {
+    fn default() -> Self {
+        RuntimeLimits { max_heads: 100_000, max_step_work: 1_000_000 }
+    }
 }
 
 /// The names [`Limits::set`] accepts, in compile order.
@@ -109,21 +128,6 @@ fn unknown(name: &str) -> Error {
     )
 }
 
-/// How the caller can raise the limit `name`, for its error message.
-pub(crate) fn advice(name: &str) -> String {
-    if NAMES.contains(&name) {
-        format!(
-            "raise it in the compile limits (Python: `compile(..., limits={{\"{name}\": ...}})`) if this grammar is intended"
-        )
-    } else if JSON_SCHEMA_OPTIONS.contains(&name) {
-        format!(
-            "raise the JSON Schema option `{name}` (`from_json_schema(..., {name}=...)`) if this schema is intended"
-        )
-    } else {
-        "this bound is fixed in the implementation".to_string()
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -156,12 +160,14 @@ mod tests {
     }
 
     #[test]
-    fn limit_errors_give_advice_that_can_be_followed() {
+    fn limit_errors_carry_the_limit_as_data() {
         let e = Error::limit("max_dwa_nfa_states", 11, 10);
-        assert!(e.message().contains("limits={\"max_dwa_nfa_states\""), "{}", e.message());
-        let e = Error::limit("max_exact_length", 600, 512);
-        assert!(e.message().contains("from_json_schema(..., max_exact_length="), "{}", e.message());
-        let e = Error::limit("json_schema_depth", 501, 500);
-        assert!(e.message().contains("fixed"), "{}", e.message());
+        let hit = e.reached_limit().expect("a limit error names its limit");
+        assert_eq!((hit.name, hit.reached, hit.maximum), ("max_dwa_nfa_states", Some(11), 10));
+        assert!(NAMES.contains(&hit.name));
+        assert_eq!(e.message(), "limit `max_dwa_nfa_states` exceeded: reached 11, maximum 10");
+        let e = Error::budget_spent("static_compile_fuel", 5).with_hint("raise it");
+        assert_eq!(e.reached_limit().map(|h| (h.reached, h.maximum)), Some((None, 5)));
+        assert!(e.message().ends_with("work units spent; raise it"), "{}", e.message());
     }
 }

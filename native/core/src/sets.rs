@@ -128,3 +128,63 @@ impl crate::memory::HeapBytes for BitSet {
         crate::memory::HeapBytes::heap_bytes(&self.words)
     }
 }
+
+/// A set of token ids, stored densely when large (a token class's tokens,
+/// a Dynamic interior's group).
+#[derive(Clone, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+pub enum TokenSet {
+    List(Vec<u32>),
+    Bits(BitSet),
+}
+
+impl TokenSet {
+    pub fn or_into(&self, out: &mut BitSet) {
+        match self {
+            TokenSet::List(ids) => {
+                for &i in ids {
+                    out.insert(i as usize);
+                }
+            }
+            TokenSet::Bits(bits) => {
+                out.union_with(bits);
+            }
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        match self {
+            TokenSet::List(ids) => ids.len(),
+            TokenSet::Bits(bits) => bits.count(),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Ids over a vocabulary of `n` ids, dense when that is smaller.
+    pub fn from_ids(ids: Vec<u32>, n: usize) -> TokenSet {
+        if ids.len() * 32 > n {
+            let mut bits = BitSet::new(n);
+            for &i in &ids {
+                bits.insert(i as usize);
+            }
+            TokenSet::Bits(bits)
+        } else {
+            TokenSet::List(ids)
+        }
+    }
+
+    pub fn heap_bytes(&self) -> usize {
+        match self {
+            TokenSet::List(ids) => ids.len() * 4,
+            TokenSet::Bits(bits) => bits.words().len() * 4,
+        }
+    }
+}
+
+impl crate::memory::HeapBytes for TokenSet {
+    fn heap_bytes(&self) -> usize {
+        TokenSet::heap_bytes(self)
+    }
+}

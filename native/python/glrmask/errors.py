@@ -42,7 +42,14 @@ class StateError(GlrmaskError, ValueError):
 
 
 class LimitError(GlrmaskError, ValueError):
-    """A compile-time or runtime resource limit was reached; the message names the limit."""
+    """A compile-time or runtime resource limit was reached; the message names the limit and how to raise it.
+
+    Where the core reports it as data: ``limit`` (its name: a key of ``default_limits()``, a JSON Schema option,
+    or a fixed bound), ``reached`` (how far the work got, when a count) and ``maximum``."""
+
+    limit: Optional[str] = None
+    reached: Optional[int] = None
+    maximum: Optional[int] = None
 
 
 class ArtifactError(GlrmaskError, ValueError):

@@ -20,12 +20,36 @@ fn class_name(kind: core::ErrorKind) -> &'static str {
     }
 }
 
+/// How a Python caller raises the limit `name` (the core's limit errors say
+/// which limit was reached; this says it in Python's terms).
+fn limit_advice(name: &str) -> String {
+    if core::limits::NAMES.contains(&name) {
+        format!("raise it in the compile limits (Python: `compile(..., limits={{\"{name}\": ...}})`) if this grammar is intended")
+    } else if core::limits::JSON_SCHEMA_OPTIONS.contains(&name) {
+        format!(
+            "raise the JSON Schema option `{name}` (`from_json_schema(..., {name}=...)`) if this schema is intended"
+        )
+    } else {
+        "this bound is fixed in the implementation".to_string()
+    }
+}
+
 pub(crate) fn to_py_err(py: Python<'_>, e: core::Error) -> PyErr {
+    let hit = e.reached_limit();
+    let e = match hit {
+        Some(hit) => e.with_hint(&limit_advice(hit.name)),
+        None => e,
+    };
     let build = || -> PyResult<PyErr> {
         let module = py.import("glrmask.errors")?;
         let cls = module.getattr(class_name(e.kind()))?;
         let exc = cls.call1((e.to_string(),))?;
         exc.setattr("code", e.code())?;
+        if let Some(hit) = hit {
+            exc.setattr("limit", hit.name)?;
+            exc.setattr("reached", hit.reached)?;
+            exc.setattr("maximum", hit.maximum)?;
+        }
         let (line, column) = match e.line_col() {
             Some((l, c)) => (Some(l), Some(c)),
             None => (None, None),

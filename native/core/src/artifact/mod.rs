@@ -20,13 +20,12 @@
 //! Loading trusts nothing: the header is checked field by field, the body's
 //! length and checksum must match, decoding never preallocates more than
 //! the input justifies (serde's cautious size hints) and trees are rebuilt
-//! without recursion ([`codec`]), and every index in every table is bounds
+//! without recursion ([`crate::wire`]), and every index in every table is bounds
 //! checked ([`validate`]) before the constraint is built. An artifact that
 //! passes is safe to mask and commit with: a bad one is an `Artifact`
 //! error naming what is wrong, never a panic.
 
 pub mod cache;
-pub mod codec;
 mod validate;
 
 use std::sync::Arc;

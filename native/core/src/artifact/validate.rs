@@ -15,11 +15,11 @@ use crate::lexer::config::{LexConfigs, NO_CONFIG};
 use crate::lexer::dfa::TermDfa;
 use crate::liveness::Liveness;
 use crate::lr::LrTables;
-use crate::mask::compiled::classes::TokenSet;
 use crate::mask::compiled::dwa::NONE;
 use crate::mask::compiled::weights::ClassSet;
 use crate::mask::compiled::{ParserDwa, TokenClasses};
 use crate::sets::BitSet;
+use crate::sets::TokenSet;
 use crate::vocab::Vocab;
 
 type Check = Result<(), String>;
@@ -65,7 +65,7 @@ pub fn compiled_grammar(g: &CompiledGrammar) -> Check {
 pub fn grammar(g: &Grammar) -> Check {
     below("start rule", g.start.index(), g.rules.len())?;
     for rule in &g.rules {
-        // Flat walk (trees are bounded by the codec, but stay iterative anyway).
+        // Flat walk (trees are bounded by `crate::wire`, but stay iterative anyway).
         let mut stack = vec![&rule.body];
         while let Some(e) = stack.pop() {
             match e {

@@ -13,6 +13,7 @@ pub mod normal;
 pub mod pattern;
 pub mod simplify;
 pub mod token_atom;
+mod wire;
 
 use std::fmt;
 use std::sync::Arc;
@@ -45,7 +46,7 @@ pub struct ExactTokens {
 pub struct Terminal {
     /// Display name: the user's name, or the quoted literal for anonymous ones.
     pub name: String,
-    #[serde(with = "crate::artifact::codec::pattern_tree")]
+    #[serde(with = "wire::pattern_tree")]
     pub pattern: Pattern,
     /// Ignored terminals may appear between any two lexemes and never reach the parser.
     pub ignored: bool,
@@ -76,7 +77,7 @@ pub enum Expr {
 #[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct Rule {
     pub name: String,
-    #[serde(with = "crate::artifact::codec::expr_tree")]
+    #[serde(with = "wire::expr_tree")]
     pub body: Expr,
     pub span: Span,
     /// An `extern grammar` slot: the empty language until a child grammar
@@ -86,7 +87,7 @@ pub struct Rule {
 
 #[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct Grammar {
-    #[serde(with = "crate::artifact::codec::shared_source")]
+    #[serde(with = "crate::wire::shared_source")]
     pub source: Arc<Source>,
     pub terminals: Vec<Terminal>,
     pub rules: Vec<Rule>,
@@ -117,24 +118,6 @@ impl Grammar {
         g.terminals[i].exact = Some(ExactTokens { tokens, select: None, vocab: Some(vocab), slot: false });
         Ok(g)
     }
-    /// The tokens of `vocab` the grammar names one by one: bound slots, and
-    /// token atoms of one id or one text (`<|eom_id|>`, `<[128008]>`; not
-    /// ranges or negations, which skip end tokens anyway). A server whose
-    /// stop tokens include one of these (Llama's `<|eom_id|>` closing a tool
-    /// call) leaves it out of the end tokens: there it is the grammar's.
-    pub fn named_tokens(&self, vocab: &crate::vocab::Vocab) -> Vec<u32> {
-        let mut out: Vec<u32> = Vec::new();
-        for exact in self.terminals.iter().filter_map(|t| t.exact.as_ref()) {
-            out.extend(&exact.tokens);
-            if let Some(select) = &exact.select {
-                out.extend(select.explicit_tokens(vocab));
-            }
-        }
-        out.sort_unstable();
-        out.dedup();
-        out
-    }
-
     pub fn rule(&self, id: RuleId) -> &Rule {
         &self.rules[id.index()]
     }

@@ -250,6 +250,28 @@ fn tokens_with_text(vocab: &Vocab, text: &str) -> Vec<TokenId> {
     ids
 }
 
+/// Token-level questions about a grammar, asked with a vocabulary (here, not in
+/// `grammar`, so that the IR does not depend on vocabularies).
+impl super::Grammar {
+    /// The tokens of `vocab` the grammar names one by one: bound slots, and
+    /// token atoms of one id or one text (`<|eom_id|>`, `<[128008]>`; not
+    /// ranges or negations, which skip end tokens anyway). A server whose
+    /// stop tokens include one of these (Llama's `<|eom_id|>` closing a tool
+    /// call) leaves it out of the end tokens: there it is the grammar's.
+    pub fn named_tokens(&self, vocab: &Vocab) -> Vec<u32> {
+        let mut out: Vec<u32> = Vec::new();
+        for exact in self.terminals.iter().filter_map(|t| t.exact.as_ref()) {
+            out.extend(&exact.tokens);
+            if let Some(select) = &exact.select {
+                out.extend(select.explicit_tokens(vocab));
+            }
+        }
+        out.sort_unstable();
+        out.dedup();
+        out
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

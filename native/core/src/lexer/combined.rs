@@ -18,7 +18,7 @@ use crate::ids::{DfaStateId, TerminalId};
 pub struct LexerDfa {
     /// One minimal DFA per terminal, indexed by `TerminalId`.
     pub terminals: Vec<TermDfa>,
-    #[serde(with = "crate::artifact::codec::byte_table")]
+    #[serde(with = "crate::wire::byte_table")]
     pub classes: [u8; 256],
     pub num_classes: usize,
     /// One representative byte per class.

@@ -21,7 +21,7 @@ use crate::grammar::Pattern;
 /// A complete DFA over bytes with byte classes. State 0 is the dead state.
 #[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct TermDfa {
-    #[serde(with = "crate::artifact::codec::byte_table")]
+    #[serde(with = "crate::wire::byte_table")]
     pub classes: [u8; 256],
     pub num_classes: usize,
     /// `trans[state * num_classes + class]`.

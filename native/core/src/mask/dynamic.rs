@@ -28,11 +28,11 @@ use std::sync::{Arc, RwLock};
 
 use rustc_hash::FxHashMap;
 
-use super::compiled::classes::TokenSet;
 use super::TokenMask;
 use crate::glr::{Checkpoint, Gss, Head, Parser};
 use crate::ids::LexConfigId;
 use crate::lexer::Lexer;
+use crate::sets::TokenSet;
 use crate::vocab::{Trie, Vocab};
 
 /// Configurations whose interiors a constraint keeps; past this the rest

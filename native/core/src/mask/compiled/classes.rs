@@ -20,7 +20,7 @@ use crate::compile::CompiledGrammar;
 use crate::error::{Error, Result};
 use crate::grammar::adjacent::Adjacency;
 use crate::ids::{LexConfigId, TerminalId, TokenId};
-use crate::sets::BitSet;
+use crate::sets::{BitSet, TokenSet};
 use crate::vocab::Vocab;
 
 use super::interior::{Interior, InteriorCache, TerminalShape};
@@ -83,59 +83,6 @@ impl SeqTrie {
 /// One outcome: `(sequence, lexical state index in L)`.
 pub type Outcome = (SeqId, u32);
 
-/// Tokens of one class, stored densely when large.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
-pub enum TokenSet {
-    List(Vec<u32>),
-    Bits(BitSet),
-}
-
-impl TokenSet {
-    pub fn or_into(&self, out: &mut BitSet) {
-        match self {
-            TokenSet::List(ids) => {
-                for &i in ids {
-                    out.insert(i as usize);
-                }
-            }
-            TokenSet::Bits(bits) => {
-                out.union_with(bits);
-            }
-        }
-    }
-
-    pub fn len(&self) -> usize {
-        match self {
-            TokenSet::List(ids) => ids.len(),
-            TokenSet::Bits(bits) => bits.count(),
-        }
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
-    /// Ids over a vocabulary of `n` ids, dense when that is smaller.
-    pub fn from_ids(ids: Vec<u32>, n: usize) -> TokenSet {
-        if ids.len() * 32 > n {
-            let mut bits = BitSet::new(n);
-            for &i in &ids {
-                bits.insert(i as usize);
-            }
-            TokenSet::Bits(bits)
-        } else {
-            TokenSet::List(ids)
-        }
-    }
-
-    pub fn heap_bytes(&self) -> usize {
-        match self {
-            TokenSet::List(ids) => ids.len() * 4,
-            TokenSet::Bits(bits) => bits.words().len() * 4,
-        }
-    }
-}
-
 /// A class's tokens while keys are walked: ids one by one, and whole cached
 /// interior groups OR-ed in as bitsets.
 #[derive(Clone, Debug, Default)]
@@ -196,7 +143,7 @@ pub struct TokenClasses {
     #[serde(skip)]
     pub config_spans: Vec<Vec<Span>>,
     pub outcomes: Vec<Vec<Outcome>>,
-    #[serde(with = "crate::artifact::codec::interned_sets")]
+    #[serde(with = "crate::wire::interned_sets")]
     pub tokens: Vec<Arc<TokenSet>>,
 }
 
@@ -767,12 +714,6 @@ fn spans_of(keys: &[u32], key_classes: &[(u32, u32)]) -> Vec<Span> {
         }
     }
     spans
-}
-
-impl crate::memory::HeapBytes for TokenSet {
-    fn heap_bytes(&self) -> usize {
-        TokenSet::heap_bytes(self)
-    }
 }
 
 impl crate::memory::HeapBytes for Span {

@@ -25,9 +25,9 @@ use std::sync::{Arc, Mutex};
 
 use rustc_hash::FxHashMap;
 
-use super::classes::TokenSet;
 use crate::ids::TokenId;
 use crate::lexer::dfa::TermDfa;
+use crate::sets::TokenSet;
 use crate::vocab::Trie;
 
 /// A terminal's DFA in canonical form: states numbered breadth-first from

@@ -125,13 +125,10 @@ impl Fuel {
 }
 
 fn time_spent(max_millis: u64) -> crate::error::Error {
-    crate::error::Error::new(
-        crate::error::ErrorKind::Limit,
-        "limit_exceeded",
-        format!(
-            "limit `static_compile_ms` exceeded: the Static build ran past {max_millis} ms; {}",
-            crate::limits::advice("static_compile_ms")
-        ),
+    let hit = crate::error::LimitHit { name: "static_compile_ms", reached: None, maximum: max_millis };
+    crate::error::Error::limit_reached(
+        hit,
+        format!("limit `static_compile_ms` exceeded: the Static build ran past {max_millis} ms"),
     )
 }
 

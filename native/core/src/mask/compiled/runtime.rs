@@ -284,8 +284,8 @@ pub fn static_mask(
     for class in scratch.result.iter() {
         scratch.stats.classes += 1;
         match &*classes.tokens[class] {
-            super::classes::TokenSet::Bits(_) => scratch.stats.big_classes += 1,
-            super::classes::TokenSet::List(l) => scratch.stats.listed_tokens += l.len(),
+            crate::sets::TokenSet::Bits(_) => scratch.stats.big_classes += 1,
+            crate::sets::TokenSet::List(l) => scratch.stats.listed_tokens += l.len(),
         }
         classes.tokens[class].or_into(out);
     }
