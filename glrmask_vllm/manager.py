@@ -1,10 +1,11 @@
 """`StructuredOutputManager.grammar_bitmask` for the glrmask backend: every row of a step in a few batched fills.
 
 vLLM 0.33 fills rows one by one on the engine-core thread (a thread pool only above 128 requests and never with
-speculative decoding). Here all requests advance together, one speculative position at a time: position i's rows
-(the mask after each request's first i draft tokens) go to one `glrmask.fill_masks` call (one GIL release,
-parallel in Rust above a row threshold), then every request commits its i-th draft token. The result is the
-same array the stock loop writes (checked row by row in tests/test_vllm_backend.py):
+speculative decoding). Here every row of a step comes from one call: with draft tokens, every request's rows (row i:
+the mask after its first i drafts) are filled, and the drafts committed and rolled back, by one
+`glrmask.fill_draft_rows` call (one GIL release, parallel over requests in Rust above a row threshold); without
+drafts, one `fill_rows` call. The result is the same array the stock loop writes (checked row by row in
+tests/test_vllm_backend.py and, in a real engine, tests/engine/test_manager_rows.py):
 
 * vLLM 0.33: request k owns rows `[k * stride, (k + 1) * stride)`, `stride = num_speculative_tokens + 1`;
   vLLM 0.32 packs them instead: request k's rows (one per scheduled draft token, then the bonus row) follow
@@ -117,56 +118,20 @@ def batched_grammar_bitmask(
         fill_rows(grammars, words, fill_at)
         return words[:num_rows]
 
-    # Drafts are committed to each request's state directly (not through accept_tokens: its termination flag
-    # stays as it is) and rolled back at the end. Per request: drafts committed, whether an
-    # end token was among them, the row a rejected draft froze, and whether rows are still open (False after
-    # padding: no more grammar rows).
-    advanced = [0] * len(plans)
-    ended = [grammar.is_terminated() for _, grammar, _ in plans]
-    failed_row: list[int | None] = [None] * len(plans)
-    open_rows = [True] * len(plans)
-    longest = max(len(t) for _, _, t in plans)
-
-    for pos in range(longest + 1):
-        grammars, fill_at = [], []
-        for k, (_, grammar, tokens) in enumerate(plans):
-            if pos > len(tokens) or failed_row[k] is not None:
-                continue  # done, or copied below after the fills of this position
-            row = base[k] + pos
-            if open_rows[k] and not ended[k]:
-                grammars.append(grammar)
-                fill_at.append(row)
-            else:
-                words[row] = -1
-        fill_rows(grammars, words, fill_at)
-        for k, (req_id, grammar, tokens) in enumerate(plans):
-            if pos > len(tokens):
-                continue
-            row = base[k] + pos
-            if failed_row[k] is not None:
-                words[row] = words[failed_row[k]]
-                continue
-            if pos == len(tokens):
-                continue  # the bonus row: nothing to commit
-            token = tokens[pos]
-            if token == -1:
-                open_rows[k] = False
-            elif open_rows[k]:
-                try:
-                    if ended[k]:
-                        raise StopIteration
-                    grammar.state.commit_token(token)
-                    advanced[k] += 1
-                    ended[k] = grammar.state.is_ended()
-                except (StopIteration, glrmask.GlrmaskError, ValueError, OverflowError):
-                    failed_row[k] = row
-                    logger.error(
-                        "Unexpected: grammar terminated or rejected draft token %s for request %s during bitmask fill.",
-                        token,
-                        req_id,
-                    )
-
-    for k, (_, grammar, _) in enumerate(plans):
-        if advanced[k]:
-            grammar.state.rollback(advanced[k])
+    # One call for every request's draft rows (committed and rolled back in Rust; the states and the requests'
+    # termination flags stay as they are).
+    rejected = glrmask.fill_draft_rows(
+        [grammar.state for _, grammar, _ in plans],
+        [list(tokens) for _, _, tokens in plans],
+        words,
+        base,
+        [grammar.is_terminated() for _, grammar, _ in plans],
+    )
+    for (req_id, _, tokens), bad in zip(plans, rejected):
+        if bad is not None:
+            logger.error(
+                "Unexpected: grammar terminated or rejected draft token %s for request %s during bitmask fill.",
+                tokens[bad],
+                req_id,
+            )
     return words[:num_rows]

@@ -31,6 +31,7 @@ from glrmask._internal import (
     UnlinkedConstraint,
     Vocab,
     default_limits,
+    fill_draft_rows,
     fill_masks,
 )
 from glrmask._internal import __version__ as __version__
@@ -102,6 +103,7 @@ __all__ = [
     "UnlinkedConstraint",
     "Optimization",
     "default_limits",
+    "fill_draft_rows",
     "fill_masks",
     "literal_with_tokens",
     "GlrmaskError",

@@ -472,6 +472,21 @@ def fill_masks(
     by another thread raises ``StateError``; a repeated or out-of-range row
     raises ``ValueError``."""
 
+def fill_draft_rows(
+    states: list[ConstraintState],
+    drafts: list[list[int]],
+    words: npt.NDArray[np.int32] | npt.NDArray[np.uint32],
+    first_rows: list[int],
+    ended: list[bool],
+) -> list[int | None]:
+    """The rows of one speculative decoding step, every request in one call (one GIL release,
+    parallel over requests from 32 rows): request k owns rows ``first_rows[k]`` to
+    ``first_rows[k] + len(drafts[k])``, row i the mask after its first i drafts. A row at or after
+    a padding draft (-1), or of an ended grammar (``ended[k]``, or a draft that ended it), allows
+    everything; after a rejected draft, later rows copy the last good one. Drafts are committed and
+    rolled back, leaving the states as they were. Returns per request the index of its rejected
+    draft, or None. Overlapping or out-of-range rows raise ``ValueError``."""
+
 def persistent_cache_info() -> dict[str, object]:
     """The ``GLRMASK_CACHE_DIR`` compile cache: ``dir`` (None when off), this process's ``hits`` and ``misses``."""
 

@@ -30,7 +30,7 @@ use glrmask_core as core;
 
 use crate::cache::{clear_terminal_dfa_cache, persistent_cache_info};
 use crate::constraint::Constraint;
-use crate::fill::fill_masks;
+use crate::fill::{fill_draft_rows, fill_masks};
 use crate::grammar::Grammar;
 use crate::options::default_limits;
 use crate::state::ConstraintState;
@@ -57,6 +57,7 @@ fn _internal(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(persistent_cache_info, m)?)?;
     m.add_function(wrap_pyfunction!(clear_terminal_dfa_cache, m)?)?;
     m.add_function(wrap_pyfunction!(fill_masks, m)?)?;
+    m.add_function(wrap_pyfunction!(fill_draft_rows, m)?)?;
     m.add_function(wrap_pyfunction!(allocator::mimalloc_purge_delay, m)?)?;
     m.add_function(wrap_pyfunction!(allocator::mimalloc_purge_decommits, m)?)?;
     m.add_function(wrap_pyfunction!(allocator::collect_allocator, m)?)?;
