@@ -60,7 +60,8 @@ FORMATS = {
     "mistral_sp": "sentencepiece",
 }
 EOS_NAMES = {
-    "deepseek": ["<｜end▁of▁sentence｜>", "<|EOT|>"],
+    # `<|EOT|>` is an added token not marked special in DeepSeek-V3: text, so no end token.
+    "deepseek": ["<｜end▁of▁sentence｜>"],
     "o200k": ["<|endoftext|>"],
     "cl100k": ["<|endoftext|>"],
     "tekken": ["</s>"],
@@ -251,8 +252,44 @@ def test_from_hf_folder_reads_tokenizer_config(tmp_path):
     (tmp_path / "tokenizer.json").write_bytes(src.read_bytes())
     (tmp_path / "tokenizer_config.json").write_text(json.dumps({"eos_token": {"content": "<｜▁pad▁｜>"}}))
     v = glrmask.Vocab.from_hf(tmp_path)
-    assert v.eos_token_ids == sorted([1, 2, load("deepseek").token_by_name("<|EOT|>")])
+    assert v.eos_token_ids == [1, 2]
     assert v.fingerprint == load("deepseek").fingerprint
+
+
+def test_added_tokens_follow_the_special_flag(tmp_path):
+    """An added token not marked special (DeepSeek-V3's `</think>`, `<｜User｜>`, `<|EOT|>`) is text, as HF decodes
+    it: allowed wherever its text may go, as one token. Special ones stay exact-only; so does a non-special token
+    that `tokenizer_config.json` names `eos_token` (DeepSeek Coder's `<|EOT|>`), as transformers counts it special."""
+    tokenizers = pytest.importorskip("tokenizers")
+    path = ref.TOKENIZERS_DIR / "deepseek_v3_tokenizer.json"
+    tok = tokenizers.Tokenizer.from_file(str(path))
+    added = tok.get_added_tokens_decoder()
+    vocab = load("deepseek")
+    texts = [a.content for a in added.values() if not a.special]
+    assert len(texts) == 53 and {"<think>", "</think>", "<｜User｜>", "<|EOT|>"} <= set(texts)
+    for i, a in added.items():
+        if a.special:
+            assert vocab.token_kind(i) == "exact" and vocab.token_name(i) == a.content
+        else:
+            assert vocab.token_kind(i) == "bytes" and vocab.token_bytes(i) == a.content.encode()
+            assert tok.decode([i], skip_special_tokens=True) == a.content
+            assert vocab.token_by_name(a.content) == i  # named for lookup
+    think, end_think = vocab.token_by_name("<think>"), vocab.token_by_name("</think>")
+    grammar = glrmask.Grammar.from_regex(r"<think>[a-z ]*</think>[a-z]+")
+    state = grammar.compile(vocab, end_tokens=vocab.eos_token_ids).start()
+    assert state.mask()[think] and not state.mask()[end_think]
+    state.commit_token(think)
+    state.commit_bytes(b"hmm")
+    assert state.mask()[end_think] and not state.mask()[think]
+    state.commit_token(end_think)
+    assert not state.mask()[vocab.eos_token_ids].any()
+
+    (tmp_path / "tokenizer.json").write_bytes(path.read_bytes())
+    (tmp_path / "tokenizer_config.json").write_text(json.dumps({"eos_token": "<|EOT|>"}))
+    coder = glrmask.Vocab.from_hf(tmp_path)
+    eot = coder.token_by_name("<|EOT|>")
+    assert coder.token_kind(eot) == "exact" and coder.eos_token_ids == [1, eot]
+    assert coder.token_kind(think) == "bytes"
 
 
 def test_reader_errors():

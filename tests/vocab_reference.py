@@ -179,11 +179,10 @@ def compare(refs: list[Ref], ours: Callable[[int], tuple[str, bytes, Optional[st
         else:  # hf_text: tokenizers gives a (lossy) str
             text = ref.value
             if kind == "exact":
-                # Ours keeps markers `<…>` and pieces outside the byte-level
-                # alphabet exact-only; the name is the piece.
-                ok = name == ref.piece and (
-                    (text.startswith("<") and text.endswith(">")) or not _in_byte_level_alphabet(ref.piece)
-                )
+                # Ours keeps pieces outside the byte-level alphabet exact-only
+                # (no text pre-tokenizes to them); the name is the piece. An
+                # added token not marked special is text, as HF decodes it.
+                ok = name == ref.piece and not _in_byte_level_alphabet(ref.piece)
             elif "\ufffd" in text or _is_invalid_utf8(data):
                 ok = kind == "bytes" and data.decode("utf-8", "replace") == text
                 ok = ok and (_byte_level_piece(data) in (None, ref.piece))

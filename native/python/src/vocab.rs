@@ -210,7 +210,8 @@ impl Vocab {
     }
 
     /// The display name of a token (`"<|endoftext|>"`): exact-only tokens
-    /// from a reader have one; None otherwise.
+    /// and HF added tokens (`"<tool_call>"`, text) from a reader have one;
+    /// None otherwise.
     fn token_name(&self, token_id: u32) -> Option<String> {
         self.inner.token_name(TokenId(token_id)).map(str::to_owned)
     }

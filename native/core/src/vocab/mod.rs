@@ -48,8 +48,9 @@ pub struct Vocab {
 #[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct VocabMetadata {
     /// Display names of exact-only tokens (`<|endoftext|>`, `<0x00>` for an
-    /// unused piece), sorted by id, at most one per id. Names are for lookup
-    /// and messages; they are never matched as bytes.
+    /// unused piece) and of HF added tokens that are text (`<tool_call>`),
+    /// sorted by id, at most one per id. Names are for lookup and messages;
+    /// they are never matched as bytes (a bytes token matches its bytes).
     pub token_names: Vec<(TokenId, String)>,
     /// End-of-sequence and end-of-turn tokens, ascending, no duplicates.
     pub eos_token_ids: Vec<TokenId>,
@@ -255,7 +256,8 @@ impl Vocab {
         &self.meta
     }
 
-    /// The display name of a token (exact-only tokens from a loader have one).
+    /// The display name of a token (exact-only tokens and HF added tokens
+    /// from a loader have one).
     pub fn token_name(&self, t: TokenId) -> Option<&str> {
         let names = &self.meta.token_names;
         names.binary_search_by_key(&t, |(id, _)| *id).ok().map(|i| names[i].1.as_str())

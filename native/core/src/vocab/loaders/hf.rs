@@ -19,19 +19,25 @@
 //!   (With no decoder, ≥ 128 `<0xXX>` pieces mean SentencePiece-style and a
 //!   `ByteLevel` pre-tokenizer means byte-level, as XGrammar detects.)
 //!
-//! Added tokens: `special` ones are exact-only, named by their content. A
-//! non-special added token is exact-only too when its content looks like a
-//! marker (`<…>`, e.g. DeepSeek's `<｜User｜>`, Qwen's `<think>`); any other
-//! non-special added token (e.g. runs of spaces some code models add) is the
-//! UTF-8 of its content — the tokenizer matches that text in the input, so
-//! the round trip text → ids → bytes holds (llguidance's rule).
+//! Added tokens follow the tokenizer's `special` flag. A `special` one is
+//! exact-only, named by its content. A non-special added token is text: the
+//! UTF-8 of its content, whatever it looks like (Qwen's `<tool_call>` and
+//! `<think>`, DeepSeek's `<｜User｜>`, runs of spaces some code models add),
+//! and keeps its content as its name for lookup. HF decodes it as that text
+//! even with `skip_special_tokens`, the tokenizer matches that text in the
+//! input (so the round trip text → ids → bytes holds), and llguidance and
+//! XGrammar read it as text too. One exception: the `eos_token` named by
+//! `tokenizer_config.json` ([`HfOptions::eos_token_names`]) is exact-only
+//! even when not `special` (`transformers` counts it among the special
+//! tokens), so an end token is never text.
 //! The model's `unk_token` piece is exact-only. WordPiece and WordLevel
 //! models, and decoders that change pieces by position (`WordPiece`,
 //! `BPEDecoder`, `CTC`), are refused: their bytes depend on context.
 //!
 //! End tokens: the usual names ([`super::END_TOKEN_NAMES`]) among exact-only
-//! tokens, plus `eos_token` from a `tokenizer_config.json` when
-//! [`load_file`] finds one beside the file.
+//! tokens (so a non-special `<|EOT|>`, as in DeepSeek-V3, is not one), plus
+//! `eos_token` from a `tokenizer_config.json` when [`load_file`] finds one
+//! beside the file.
 
 use std::fmt;
 use std::path::Path;
@@ -262,12 +268,13 @@ pub fn load(json: &[u8], options: &HfOptions) -> Result<Arc<Vocab>> {
         }
     }
     for t in &file.added_tokens {
-        if t.special || is_marker(&t.content) {
+        if t.special || options.eos_token_names.contains(&t.content) {
             b.exact(t.id, t.content.clone())?;
         } else {
             // The tokenizer matches the content in raw input text, so these
             // are its bytes, whatever the model's piece for this id says.
             b.replace_bytes(t.id, t.content.clone().into_bytes())?;
+            b.name(t.id, t.content.clone());
         }
     }
     for name in &options.eos_token_names {
@@ -299,11 +306,6 @@ pub fn load_file(path: impl AsRef<Path>, options: &HfOptions) -> Result<Arc<Voca
         }
     }
     load(&json, &options)
-}
-
-/// `<…>` with something between: the shape of chat and control markers.
-fn is_marker(content: &str) -> bool {
-    content.len() > 2 && content.starts_with('<') && content.ends_with('>')
 }
 
 /// Walk the decoder (and `Sequence`s of decoders) into rules.
@@ -419,11 +421,35 @@ mod tests {
         assert_eq!(v.bytes(TokenId(2)), b"\n");
         assert_eq!(v.kind(TokenId(3)), TokenKind::ExactOnly);
         assert_eq!(v.bytes(TokenId(4)), b"    ");
-        assert_eq!(v.kind(TokenId(5)), TokenKind::ExactOnly);
-        assert_eq!(v.token_name(TokenId(5)), Some("<think>"));
         assert_eq!(v.bytes(TokenId(6)), b"\xef\xbc");
         assert_eq!(v.kind(TokenId(7)), TokenKind::ExactOnly, "chars outside the alphabet");
         assert_eq!(v.eos_token_ids(), &[TokenId(3)]);
+    }
+
+    #[test]
+    fn added_tokens_follow_the_special_flag() {
+        // special=False: text, its content's bytes (as HF decodes it), named for lookup.
+        let v = load(BYTE_LEVEL.as_bytes(), &HfOptions::default()).unwrap();
+        assert_eq!(v.kind(TokenId(5)), TokenKind::Bytes);
+        assert_eq!(v.bytes(TokenId(5)), b"<think>");
+        assert_eq!(v.token_name(TokenId(5)), Some("<think>"));
+        assert_eq!(v.token_by_name("<think>"), Some(TokenId(5)));
+        // special=True: exact-only, whatever it looks like.
+        let json = BYTE_LEVEL.replace(r#""<think>", "special": false"#, r#""<think>", "special": true"#);
+        let v = load(json.as_bytes(), &HfOptions::default()).unwrap();
+        assert_eq!(v.kind(TokenId(5)), TokenKind::ExactOnly);
+        assert!(v.bytes(TokenId(5)).is_empty());
+        assert_eq!(v.token_name(TokenId(5)), Some("<think>"));
+        // A usual end-token name that is not special is text, and no end token.
+        let json = BYTE_LEVEL.replace(r#""<think>", "special": false"#, r#""<|EOT|>", "special": false"#);
+        let v = load(json.as_bytes(), &HfOptions::default()).unwrap();
+        assert_eq!(v.bytes(TokenId(5)), b"<|EOT|>");
+        assert_eq!(v.eos_token_ids(), &[TokenId(3)]);
+        // Unless the tokenizer config names it `eos_token`: an end token is exact-only.
+        let opts = HfOptions { eos_token_names: vec!["<|EOT|>".into()], ..HfOptions::default() };
+        let v = load(json.as_bytes(), &opts).unwrap();
+        assert_eq!(v.kind(TokenId(5)), TokenKind::ExactOnly);
+        assert_eq!(v.eos_token_ids(), &[TokenId(3), TokenId(5)]);
     }
 
     #[test]

@@ -14,8 +14,9 @@
 //!   wire-format parser.
 //!
 //! Rules shared by all readers (related-work §4.1, DESIGN "Bytes"):
-//! special, control and added tokens are *exact-only* (never matched as
-//! bytes; they keep their name as [`VocabMetadata::token_names`]), ids
+//! special and control tokens are *exact-only* (never matched as bytes;
+//! they keep their name as [`VocabMetadata::token_names`]; an HF added token
+//! not marked `special` is text, see [`hf`]), ids
 //! nobody defines are *missing*, and usual end-of-sequence / end-of-turn
 //! names ([`END_TOKEN_NAMES`]) plus the file's own EOS become
 //! [`Vocab::eos_token_ids`]. Malformed input is an [`ErrorKind::Vocab`]
@@ -129,6 +130,14 @@ impl Builder {
         self.tokens[i] = TokenDef::Bytes(bytes);
         self.names[i] = None;
         Ok(())
+    }
+
+    /// Give the defined id `id` a display name (a bytes token too: an HF
+    /// added token that is text keeps its content as name, for lookup).
+    pub(crate) fn name(&mut self, id: usize, name: String) {
+        if let Some(slot) = self.names.get_mut(id) {
+            *slot = Some(name);
+        }
     }
 
     /// Mark `id` as an end token (ignored if it ends up out of range or missing).
