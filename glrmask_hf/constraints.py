@@ -496,7 +496,8 @@ def _tool_grammar(
         blocks = [
             G.sequence(
                 [
-                    # The tags may also be the model's own added tokens (Qwen's <tool_call>).
+                    # The tags may also be the model's own special tokens; a non-special one (Qwen's
+                    # <tool_call>) is text, matched by the literal as one token.
                     glrmask.literal_with_tokens(HERMES_BEGIN + "\n", vocab),
                     _call_grammar(f, schema_options, [HERMES_END], ignored),
                     glrmask.literal_with_tokens("\n" + HERMES_END, vocab),

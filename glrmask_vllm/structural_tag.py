@@ -87,7 +87,8 @@ class _Translator:
         return tid
 
     def _text(self, text: str) -> glrmask.Grammar:
-        """Exactly ``text``; a ``<…>`` in it that is an exact-only token of the vocabulary may also be that token."""
+        """Exactly ``text``; a ``<…>`` in it that is an exact-only token of the vocabulary may also be that token
+        (a non-special added token, Qwen's ``<tool_call>``, is text: the literal already matches it)."""
         return glrmask.literal_with_tokens(text, self.vocab)
 
     def _token(self, node: Any, path: str) -> glrmask.Grammar:
@@ -113,7 +114,8 @@ class _Translator:
         begin = _field(node, "begin", path, (str, dict))
         end = _field(node, "end", path, (str, list, dict))
         content_node = _field(node, "content", path, dict)
-        # A tag's text may also be the model's own added token (Qwen's <tool_call>): literal_with_tokens.
+        # A tag's text may also be the model's own special token: literal_with_tokens. (Qwen's non-special
+        # <tool_call> is text: the literal matches it as one token.)
         begin_g = self._token(begin, f"{path}.begin") if isinstance(begin, dict) else self._text(begin)
         if isinstance(end, dict):
             ends_g = [self._token(end, f"{path}.end")]
@@ -210,19 +212,22 @@ class _Translator:
                 or self._token_id(begin.get("token"), f"{path}.tags[{i}].begin") not in trigger_ids
             ):
                 raise _err(f"{path}.tags[{i}].begin", "a token-triggered tag begins with one of the trigger tokens")
-        exclude_tokens = _field(node, "exclude_tokens", path, list, [])
-        for i, t in enumerate(exclude_tokens):
-            tid = self._token_id(t, f"{path}.exclude_tokens[{i}]")
-            if self.vocab.token_kind(tid) == "bytes":
-                # Free text is any bytes; excluding one ordinary token would need a token-level rule.
-                raise _err(f"{path}.exclude_tokens[{i}]", "glrmask can exclude only special (exact-only) tokens")
+        exclude_ids = [
+            self._token_id(t, f"{path}.exclude_tokens[{i}]")
+            for i, t in enumerate(_field(node, "exclude_tokens", path, list, []))
+        ]
         at_least_one = _field(node, "at_least_one", path, bool, False)
         stop_after_first = _field(node, "stop_after_first", path, bool, False)
         tag = self._one_of(self._tags(node, path))
+        # Special tokens are exact-only, so byte text never produces a trigger or excluded token. A non-special
+        # added token (Qwen's `<tool_call>`) is text: free text keeps its text out, in any spelling (stricter
+        # than a token-level rule, and what the tool parser reads anyway).
+        text_tokens = sorted(
+            {self.vocab.token_bytes(t) for t in (*trigger_ids, *exclude_ids) if self.vocab.token_kind(t) == "bytes"}
+        )
 
         def text() -> glrmask.Grammar:
-            # Special tokens are exact-only, so byte text never produces a trigger token.
-            return glrmask.Grammar.any_text()
+            return glrmask.Grammar.any_text(exclude=text_tokens) if text_tokens else glrmask.Grammar.any_text()
 
         return self._triggered(tag, text, text, at_least_one, stop_after_first)
 

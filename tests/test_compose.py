@@ -265,8 +265,10 @@ def test_auto_is_a_background_compile_by_default():
         assert not grammar.compile(vocab, end_tokens=[END], optimization=level).static_pending
 
 
-def test_literal_with_tokens_allows_the_models_own_tag_token(tmp_path):
-    """Qwen-style tags are non-special added tokens (exact-only here): the tag may be that one token, or its text."""
+@pytest.mark.parametrize("special", [False, True])
+def test_literal_with_tokens_allows_the_models_own_tag_token(tmp_path, special):
+    """A tag the model emits as one added token may be that token, or its text. Qwen's tags are not special: text,
+    which the plain literal already matches; a special tag is exact-only, which literal_with_tokens adds."""
     import json
 
     tokenizer = {
@@ -277,15 +279,18 @@ def test_literal_with_tokens_allows_the_models_own_tag_token(tmp_path):
             "merges": [],
         },
         "added_tokens": [
-            {"id": 7, "content": "<tool_call>", "special": False},
-            {"id": 8, "content": "</tool_call>", "special": False},
+            {"id": 7, "content": "<tool_call>", "special": special},
+            {"id": 8, "content": "</tool_call>", "special": special},
             {"id": 9, "content": "<eos>", "special": True},
         ],
     }
     path = tmp_path / "tokenizer.json"
     path.write_text(json.dumps(tokenizer))
     vocab = glrmask.Vocab.from_hf(str(path))
-    assert vocab.token_kind(7) == "exact"
+    assert vocab.token_kind(7) == ("exact" if special else "bytes")
+    assert vocab.token_by_name("<tool_call>") == 7
+    plain = Grammar.literal("<tool_call>")
+    assert (str(glrmask.literal_with_tokens("<tool_call>", vocab)) == str(plain)) is not special
     grammar = Grammar.sequence(
         [glrmask.literal_with_tokens("<tool_call>\na", vocab), glrmask.literal_with_tokens("</tool_call>", vocab)]
     )

@@ -72,9 +72,11 @@ def literal_with_tokens(text: str, vocab: Vocab) -> Grammar:
     """Exactly ``text``, where every ``<…>`` in it that names an exact-only token of ``vocab``
     may also be that one token.
 
-    Tags like Qwen's ``<tool_call>`` are added tokens a model emits as one id; as exact-only
-    tokens they never match as bytes, so a plain ``Grammar.literal`` would force the model to
-    spell the tag in pieces. Compile the result with ``vocab`` (the token atoms are bound to it).
+    A tag a model emits as one id may be a special token; as an exact-only token it never
+    matches as bytes, so a plain ``Grammar.literal`` would force the model to spell the tag in
+    pieces. (An added token the tokenizer does not mark special, Qwen's ``<tool_call>``, is
+    text: the literal already matches it as one token.) Compile the result with ``vocab`` (the
+    token atoms are bound to it).
     """
     parts: list[Grammar] = []
     at = 0
