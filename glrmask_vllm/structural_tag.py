@@ -14,8 +14,20 @@ before it.
 JSON inside tags is compact with `", "` and `": "` separators (the layout the tool-call templates show the
 model; free whitespace would let a weak model pad its output).
 
-Not supported (a clear error, never a silent pass-through): `exclude_token`, `any_tokens`, `dispatch`,
-`token_dispatch`, `qwen_xml_parameter`, and `json_schema` with a `style` other than `"json"`.
+Token-level formats (`exclude_token`, `any_tokens`, `token_dispatch`'s free part) hold any token of the vocabulary
+but the excluded ones, the enclosing tag's end token, and the vocabulary's end-of-sequence tokens (which only end the
+output), matched by id as xgrammar does; `any_tokens.max_tokens` is a bounded repeat. Inside a tag whose end is a
+string they are read as UTF-8 text that never contains that end (exact-only tokens stay tokens), so there only
+exact-only tokens and added tokens (their text is kept out) can be excluded (another is a clear error) and
+`max_tokens` is reported as not enforced.
+`dispatch` is free text without its patterns and `excludes` (nor the enclosing tag's end); a pattern is followed by
+its format, then more free text (`loop`) or the end of the format; `token_dispatch` is the same with pattern tokens.
+
+Known gap shared by all free text (`any_text` in the core): it cannot end in a proper prefix of a pattern or excluded
+string right before that string or at the end of the output (xgrammar accepts `<<a>X` and `hi<a` for pattern `<a>`).
+
+Not supported (a clear error, never a silent pass-through): `json_schema` with a `style` other than `"json"` and
+`"qwen_xml"` (the XML argument styles of the DeepSeek-V3.2/V4, GLM-4.7, MiniMax, Cohere and Kimi-K3 templates).
 """
 
 from __future__ import annotations
@@ -32,7 +44,8 @@ TAG_JSON_SEPARATORS = (", ", ": ")
 # (hermes: end `}\n</tool_call>` after the arguments object): stripped before forbidding the end string.
 _STRUCTURAL_PREFIX = "}] \t\r\n,"
 
-UNSUPPORTED = ("exclude_token", "any_tokens", "dispatch", "token_dispatch")
+# The token ids a free token region may hold, per vocabulary fingerprint (see `_Translator._content_token_ids`).
+_CONTENT_IDS: dict[int, list[int]] = {}
 
 
 class StructuralTagError(glrmask.GrammarError):
@@ -100,11 +113,11 @@ class _Translator:
         # Matched by id, as xgrammar does: the token itself, not another spelling of its text.
         return glrmask.Grammar.token(self.vocab.tokens([tid]))
 
-    def _elements(self, node: dict, path: str, ends: list[str]) -> list[glrmask.Grammar]:
+    def _elements(self, node: dict, path: str, ends: list[str], end_token: int | None) -> list[glrmask.Grammar]:
         elements = _field(node, "elements", path, list)
         if not elements:
             raise _err(f"{path}.elements", "must not be empty")
-        return [self.format(e, f"{path}.elements[{i}]", ends) for i, e in enumerate(elements)]
+        return [self.format(e, f"{path}.elements[{i}]", ends, end_token) for i, e in enumerate(elements)]
 
     # ---- tags ----------------------------------------------------------------------------------
 
@@ -117,15 +130,17 @@ class _Translator:
         # A tag's text may also be the model's own special token: literal_with_tokens. (Qwen's non-special
         # <tool_call> is text: the literal matches it as one token.)
         begin_g = self._token(begin, f"{path}.begin") if isinstance(begin, dict) else self._text(begin)
+        end_token = None
         if isinstance(end, dict):
             ends_g = [self._token(end, f"{path}.end")]
+            end_token = self._token_id(_field(end, "token", f"{path}.end", (int, str)), f"{path}.end")
             end_strings: list[str] = []
         else:
             end_strings = [end] if isinstance(end, str) else end
             if not end_strings or not all(isinstance(e, str) for e in end_strings):
                 raise _err(f"{path}.end", "expected a string or a non-empty list of strings")
             ends_g = [self._text(e) for e in end_strings]
-        content = self.format(content_node, f"{path}.content", ends=[e for e in end_strings if e])
+        content = self.format(content_node, f"{path}.content", ends=[e for e in end_strings if e], end_token=end_token)
         end_g = ends_g[0] if len(ends_g) == 1 else glrmask.Grammar.alternatives(ends_g)
         return glrmask.Grammar.sequence([begin_g, content, end_g])
 
@@ -239,10 +254,141 @@ class _Translator:
         sep = glrmask.Grammar.literal(separator) if separator else None
         return self._list_of(tag, sep, at_least_one, stop_after_first)
 
+    # ---- token-level free regions and dispatch --------------------------------------------------
+
+    def _token_ids(self, items: Any, path: str) -> set[int]:
+        if not isinstance(items, list):
+            raise _err(path, "expected a list of token ids or token strings")
+        return {self._token_id(t, f"{path}[{i}]") for i, t in enumerate(items)}
+
+    def _content_token_ids(self) -> list[int]:
+        """Every token a free region may hold: the vocabulary less its gaps and end-of-sequence tokens (xgrammar's
+        stop tokens only end the output, they are never content)."""
+        key = self.vocab.fingerprint
+        ids = _CONTENT_IDS.get(key)
+        if ids is None:
+            stop = set(self.vocab.eos_token_ids)
+            vocab = self.vocab
+            ids = [i for i in range(len(vocab)) if i not in stop and vocab.token_kind(i) != "missing"]
+            _CONTENT_IDS.clear()  # one vocabulary per backend: keep the last one only
+            _CONTENT_IDS[key] = ids
+        return ids
+
+    def _free_tokens(
+        self, excluded: set[int], ends: list[str], path: str, *, one: bool = False, max_tokens: int | None = None
+    ) -> glrmask.Grammar:
+        """Any tokens but `excluded` (one token with `one`, at most `max_tokens`). Inside a tag with a string end
+        the region is text that never contains the end (glrmask's guarantee): its exact-only tokens stay tokens,
+        bytes tokens are UTF-8 text, so only exact-only tokens can be excluded there."""
+        if self.vocab is None:
+            raise _err(path, "token formats need the model vocabulary")
+        ids = [i for i in self._content_token_ids() if i not in excluded]
+        if not ends:
+            atom = glrmask.Grammar.token(self.vocab.tokens(ids))
+            return atom if one else glrmask.Grammar.repeat(atom, 0, max_tokens)
+        if one:
+            # One token whose text holds no end string.
+            raw = [e.encode() for e in ends]
+            kept = [i for i in ids if not any(e in (self.vocab.token_bytes(i) or b"") for e in raw)]
+            return glrmask.Grammar.token(self.vocab.tokens(kept))
+        excluded_text = []
+        for t in sorted(excluded):
+            if self.vocab.token_kind(t) != "bytes":
+                continue
+            if self.vocab.token_name(t) is None:
+                raise _err(
+                    path,
+                    f"token {t} ({self.vocab.token_bytes(t)!r}) is text: inside a tag ending in a string, glrmask "
+                    "keeps the end out of free tokens by reading them as text, and text can exclude only special "
+                    "(exact-only) tokens and added tokens (whose text it then keeps out)",
+                )
+            # A non-special added token (Qwen's `<tool_call>`) is text: keep its text out, in any spelling.
+            excluded_text.append(self.vocab.token_bytes(t).decode("utf-8", "replace"))
+        if max_tokens is not None:
+            self.approximations.append(f"structural_tag{path}.max_tokens: not enforced (free tokens read as text)")
+        exact = [i for i in ids if self.vocab.token_kind(i) == "exact"]
+        text = glrmask.Grammar.any_text(exclude=[*ends, *excluded_text])
+        if not exact:
+            return text
+        special = glrmask.Grammar.token(self.vocab.tokens(exact))
+        return glrmask.Grammar.sequence([text, glrmask.Grammar.repeat(glrmask.Grammar.sequence([special, text]))])
+
+    def free_tokens(self, node: dict, path: str, ends: list[str], end_token: int | None, one: bool):
+        """`exclude_token` (one) and `any_tokens`: like xgrammar, the enclosing tag's end token is excluded too."""
+        excluded = self._token_ids(_field(node, "exclude_tokens", path, list, []), f"{path}.exclude_tokens")
+        if end_token is not None:
+            excluded.add(end_token)
+        max_tokens = None if one else _field(node, "max_tokens", path, (int, type(None)), None)
+        if max_tokens is not None and max_tokens < 0:
+            raise _err(f"{path}.max_tokens", "must be >= 0")
+        return self._free_tokens(excluded, ends, path, one=one, max_tokens=max_tokens)
+
+    def _rules(self, node: dict, path: str) -> list[tuple[Any, dict, str]]:
+        rules = _field(node, "rules", path, list)
+        if not rules:
+            raise _err(f"{path}.rules", "must not be empty")
+        out = []
+        for i, rule in enumerate(rules):
+            if not isinstance(rule, (list, tuple)) or len(rule) != 2 or not isinstance(rule[1], dict):
+                raise _err(f"{path}.rules[{i}]", "expected a [pattern, format] pair")
+            out.append((rule[0], rule[1], f"{path}.rules[{i}]"))
+        return out
+
+    @staticmethod
+    def _dispatched(free: glrmask.Grammar, rules: list[glrmask.Grammar], loop: bool) -> glrmask.Grammar:
+        """Free output; a pattern starts its rule's content; with `loop` free output follows and more patterns,
+        else the output ends after the first content (checked against xgrammar 0.2.8)."""
+        rule = _Translator._one_of(rules)
+        if loop:
+            return glrmask.Grammar.sequence([free, glrmask.Grammar.repeat(glrmask.Grammar.sequence([rule, free]))])
+        return glrmask.Grammar.sequence([free, glrmask.Grammar.repeat(rule, 0, 1)])
+
+    def dispatch(self, node: dict, path: str, ends: list[str], end_token: int | None) -> glrmask.Grammar:
+        """Free text that contains no pattern and no `excludes` (nor the enclosing tag's end: glrmask's guarantee);
+        a pattern, once written, is followed by its format."""
+        rules = self._rules(node, path)
+        loop = _field(node, "loop", path, bool, True)
+        excludes = _field(node, "excludes", path, list, [])
+        if not all(isinstance(e, str) for e in excludes):
+            raise _err(f"{path}.excludes", "expected a list of strings")
+        patterns = []
+        for pattern, _, rpath in rules:
+            if not isinstance(pattern, str) or not pattern:
+                raise _err(f"{rpath}[0]", "a dispatch pattern is a non-empty string")
+            patterns.append(pattern)
+        free = glrmask.Grammar.any_text(exclude=[*patterns, *(e for e in excludes if e), *ends])
+        parts = [
+            glrmask.Grammar.sequence([self._text(pattern), self.format(content, f"{rpath}[1]", ends, end_token)])
+            for pattern, content, rpath in rules
+        ]
+        return self._dispatched(free, parts, loop)
+
+    def token_dispatch(self, node: dict, path: str, ends: list[str], end_token: int | None) -> glrmask.Grammar:
+        """Free tokens but `exclude_tokens` (and the enclosing tag's end token); a pattern token, once generated,
+        is followed by its format."""
+        rules = self._rules(node, path)
+        loop = _field(node, "loop", path, bool, True)
+        excluded = self._token_ids(_field(node, "exclude_tokens", path, list, []), f"{path}.exclude_tokens")
+        if end_token is not None:
+            excluded.add(end_token)
+        parts = []
+        for pattern, content, rpath in rules:
+            tid = self._token_id(pattern, f"{rpath}[0]")
+            excluded.add(tid)  # free tokens never hold a pattern: generating it dispatches
+            parts.append(
+                glrmask.Grammar.sequence(
+                    [glrmask.Grammar.token(self.vocab.token(tid)), self.format(content, f"{rpath}[1]", ends, end_token)]
+                )
+            )
+        return self._dispatched(self._free_tokens(excluded, ends, path), parts, loop)
+
     # ---- any format ----------------------------------------------------------------------------
 
-    def format(self, node: Any, path: str, ends: list[str] | None = None) -> glrmask.Grammar:
-        """`ends`: the end strings of the innermost enclosing tag, kept out of this content."""
+    def format(
+        self, node: Any, path: str, ends: list[str] | None = None, end_token: int | None = None
+    ) -> glrmask.Grammar:
+        """`ends`: the end strings of the innermost enclosing tag, kept out of this content; `end_token`: its end
+        token (a `token` end), kept out of free tokens."""
         if not isinstance(node, dict):
             raise _err(path, f"expected a format object, got {type(node).__name__}")
         kind = node.get("type")
@@ -285,9 +431,9 @@ class _Translator:
         if kind == "token":
             return self._token(node, path)
         if kind == "sequence":
-            return glrmask.Grammar.sequence(self._elements(node, path, ends))
+            return glrmask.Grammar.sequence(self._elements(node, path, ends, end_token))
         if kind == "or":
-            return glrmask.Grammar.alternatives(self._elements(node, path, ends))
+            return glrmask.Grammar.alternatives(self._elements(node, path, ends, end_token))
         if kind == "tag":
             return self.tag(node, path)
         if kind == "triggered_tags":
@@ -297,7 +443,7 @@ class _Translator:
         if kind == "tags_with_separator":
             return self.tags_with_separator(node, path)
         if kind in ("optional", "plus", "star", "repeat"):
-            content = self.format(_field(node, "content", path, dict), f"{path}.content", ends)
+            content = self.format(_field(node, "content", path, dict), f"{path}.content", ends, end_token)
             if kind == "optional":
                 return glrmask.Grammar.repeat(content, 0, 1)
             if kind == "plus":
@@ -309,8 +455,14 @@ class _Translator:
             if lo < 0 or (hi != -1 and hi < lo):
                 raise _err(path, f"repeat needs 0 <= min <= max (or max = -1), got min={lo}, max={hi}")
             return glrmask.Grammar.repeat(content, lo, None if hi == -1 else hi)
-        if kind in UNSUPPORTED:
-            raise _err(f"{path}.type", f"format type {kind!r} is not supported by glrmask")
+        if kind == "exclude_token":
+            return self.free_tokens(node, path, ends, end_token, one=True)
+        if kind == "any_tokens":
+            return self.free_tokens(node, path, ends, end_token, one=False)
+        if kind == "dispatch":
+            return self.dispatch(node, path, ends, end_token)
+        if kind == "token_dispatch":
+            return self.token_dispatch(node, path, ends, end_token)
         raise _err(f"{path}.type", f"unknown format type {kind!r}")
 
     @staticmethod

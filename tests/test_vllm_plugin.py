@@ -121,7 +121,7 @@ BAD = [
     ({"structural_tag": json.dumps({"type": "structural_tag", "format": {"type": "bogus"}})}, "unknown format type"),
     (
         {"structural_tag": json.dumps({"type": "structural_tag", "format": {"type": "dispatch", "rules": []}})},
-        "not supported",
+        "format.rules: must not be empty",
     ),
     (
         {"structural_tag": json.dumps({"type": "structural_tag", "format": {"type": "tag", "begin": "<a>"}})},
