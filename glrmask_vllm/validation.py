@@ -102,7 +102,7 @@ def validate_request(so: Any, tokenizer: Any, vocab_size: int, json_options: Jso
         refused = _REFUSED.get(key)
     if refused is not None:
         raise VLLMValidationError(refused, parameter=parameter)
-    from .backend import LIMITS
+    from .config import LIMITS
 
     try:
         vocab = _vocab_for(tokenizer, vocab_size)

@@ -423,9 +423,9 @@ def test_static_limit_in_the_background_is_logged_once(tok, vocab_size, caplog, 
     once at WARNING, and the cached constraint keeps it: a second request neither rebuilds nor logs again."""
     from vllm.v1.structured_output.backend_types import StructuredOutputOptions as SOO
 
-    import glrmask_vllm.backend as backend_module
+    from glrmask_vllm import config
 
-    monkeypatch.setitem(backend_module.LIMITS, "max_dwa_states", 2)
+    monkeypatch.setitem(config.LIMITS, "max_dwa_states", 2)
     backend = GlrmaskBackend(T.fake_vllm_config(vocab_size), tokenizer=tok, vocab_size=vocab_size)
     spec = json.dumps({**SCHEMA, "title": "static limit"})
     caplog.set_level(logging.WARNING, logger="glrmask_vllm")
