@@ -8,8 +8,9 @@ The contract (vLLM 0.33 `v1/structured_output/backend_types.py`, research/servin
   grammar accepts; committing one terminates the grammar, and later tokens are ignored.
 * `accept_tokens` returns False on a rejected token and leaves the state as it was before the call;
   `validate_tokens` has no effect; `rollback(n)` undoes exactly the last n accepted tokens, a stop token too.
-* Compiled constraints are cached by (request type, spec, options, stop tokens), bounded in bytes, and shared by
-  requests: `n > 1` and repeated tool schemas compile once. Compile and fill release the GIL (core).
+* Compiled constraints are cached by one `glrmask.Compiler` session per engine (keyed by the grammar's content, stop
+  tokens, optimization and limits; bounded in bytes) and shared by requests: `n > 1` and repeated tool schemas
+  compile once, concurrent ones too. Compile and fill release the GIL (core).
 * JSON Schemas are converted leniently: what no grammar can enforce is over-approximated, logged at WARNING on
   `glrmask_vllm` once per distinct spec (not per request, nor per compile), and listed on every request's
   grammar as `GlrmaskGrammar.ignored_keywords`.
@@ -24,7 +25,8 @@ background: the Dynamic engine serves it at once, and the core builds the Static
 (`GLRMASK_BACKGROUND_THREADS`); every live state of the constraint switches to them at its next mask, in place
 (same masks, nothing replayed). `balanced` waits for Static within a tenth of the compile fuel
 (`GLRMASK_VLLM_STATIC_FUEL` sets the fuel) and otherwise goes on as `dynamic-first`; `static` always waits.
-`GLRMASK_VLLM_BACKGROUND_STATIC=0` serves every new grammar with the Dynamic engine alone.
+`GLRMASK_VLLM_BACKGROUND_STATIC=0` serves every new grammar with the Dynamic engine alone (after `balanced`'s
+eager try).
 
 Compile limits (`GLRMASK_VLLM_LIMITS="max_lr_states=20000,static_compile_fuel=100000000"`, any name of
 `glrmask.default_limits()`) bound every compile of this backend and of the API server's validation. A limit is
@@ -38,10 +40,6 @@ the limit is logged at WARNING once per compiled spec, and the cached constraint
 from __future__ import annotations
 
 import logging
-import threading
-from collections import OrderedDict
-from collections.abc import Callable
-from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -56,7 +54,7 @@ from vllm.v1.structured_output.backend_types import (
 import glrmask
 
 from .config import BACKGROUND_STATIC, CACHE_BYTES, ENGINE, LIMITS, STATIC_FUEL
-from .grammars import JsonOptions, convert, describe_spec, log_approximations
+from .grammars import JsonOptions, convert, describe_spec, log_approximations, log_once
 
 logger = logging.getLogger("glrmask_vllm")
 
@@ -77,85 +75,10 @@ def load_vocab(tokenizer: Any, vocab_size: int) -> glrmask.Vocab:
     return glrmask.Vocab.from_hf(tokenizer, vocab_size=vocab_size)
 
 
-def _log_static_failure(description: str, why: str) -> None:
-    # Same masks from the Dynamic engine, only slower; the cached constraint keeps it, so this is once per spec.
-    logger.warning("glrmask: %s is served by the Dynamic engine: its Static build failed: %s", description, why)
-
-
-@dataclass
-class _Entry:
-    """One cached compile: the constraint (whose engine the core upgrades in place) and what it approximates."""
-
-    constraint: glrmask.Constraint
-    # What the grammar over-approximates (keyword and JSON pointer each); empty when it is exact.
-    ignored_keywords: tuple[str, ...] = ()
-    nbytes: int = field(default=0, init=False)
-
-
-class ConstraintCache:
-    """LRU of compiled constraints bounded by their heap bytes (`Constraint.heap_bytes`, measured when an entry
-    is stored and again when its background Static build ends); concurrent compiles of one key run once."""
-
-    def __init__(self, max_bytes: int):
-        self.max_bytes = max_bytes
-        self._lock = threading.Lock()
-        self._entries: OrderedDict[tuple, _Entry] = OrderedDict()
-        self._inflight: dict[tuple, Future] = {}
-        self.bytes = 0
-        self.hits = 0
-        self.misses = 0
-
-    def _evict(self) -> None:
-        while self.bytes > self.max_bytes and len(self._entries) > 1:
-            _, old = self._entries.popitem(last=False)  # live requests keep their constraint
-            self.bytes -= old.nbytes
-
-    def clear(self) -> None:
-        with self._lock:
-            self._entries.clear()
-            self.bytes = 0
-
-    def remeasure(self, key: tuple) -> None:
-        """Count an entry's tables again (its Static tables were built); a key no longer cached is ignored."""
-        with self._lock:
-            entry = self._entries.get(key)
-            if entry is None:
-                return
-            nbytes = entry.constraint.heap_bytes()
-            self.bytes += nbytes - entry.nbytes
-            entry.nbytes = nbytes
-            self._evict()
-
-    def get_or_compile(self, key: tuple, compile_fn: Callable[[], _Entry]) -> _Entry:
-        with self._lock:
-            entry = self._entries.get(key)
-            if entry is not None:
-                self._entries.move_to_end(key)
-                self.hits += 1
-                return entry
-            fut = self._inflight.get(key)
-            owner = fut is None
-            if owner:
-                fut = Future()
-                self._inflight[key] = fut
-                self.misses += 1
-        if not owner:
-            return fut.result()
-        try:
-            entry = compile_fn()
-        except BaseException as e:
-            with self._lock:
-                del self._inflight[key]
-            fut.set_exception(e)
-            raise
-        with self._lock:
-            del self._inflight[key]
-            self._entries[key] = entry
-            entry.nbytes = entry.constraint.heap_bytes()
-            self.bytes += entry.nbytes
-            self._evict()
-        fut.set_result(entry)
-        return entry
+def _log_static_failure(spec_key: tuple, description: str, why: str) -> None:
+    # Same masks from the Dynamic engine, only slower; once per spec (the cached constraint keeps its engine).
+    log_once(("static", spec_key), "glrmask: %s is served by the Dynamic engine: its Static build failed: %s",
+             description, why)  # fmt: skip
 
 
 @dataclass
@@ -251,7 +174,9 @@ class GlrmaskBackend(StructuredOutputBackend):
         )
         self.vocab = load_vocab(self.tokenizer, self.vocab_size)
         self.default_stop = sorted(set(self.vocab.eos_token_ids) | self._tokenizer_eos())
-        self.cache = ConstraintCache(CACHE_BYTES)
+        # The engine's compile session: its cache (keyed by the grammar's content, bounded by the tables' heap
+        # bytes) answers a spec seen before, and a burst of requests with one spec compiles it once.
+        self.compiler = glrmask.Compiler(self.vocab, cache_mb=CACHE_BYTES >> 20, limits=dict(LIMITS) or None)
 
     def _tokenizer_eos(self) -> set[int]:
         eos = getattr(self.tokenizer, "eos_token_id", None)
@@ -262,64 +187,46 @@ class GlrmaskBackend(StructuredOutputBackend):
         # A stop id outside the vocabulary (or a gap) can never be sampled: dropping it changes nothing.
         return tuple(sorted(t for t in ids if 0 <= t < self.vocab_size and self.vocab.token_kind(t) != "missing"))
 
-    def _compile(
-        self, key: tuple, request_type: StructuredOutputOptions, spec: str, end_tokens: tuple[int, ...]
-    ) -> _Entry:
-        grammar, approximations = convert(request_type, spec, self.json_options, self.vocab)
-        description = describe_spec(request_type, spec)
-        # Once per spec: other stop tokens or an evicted entry compile it again, but say nothing new.
-        log_approximations((request_type.name, spec, self.json_options), description, approximations)
-        # A stop token the grammar names itself (Llama's `<|eom_id|>` closing a tool call, as llguidance grammars
-        # write it) is a grammar token, not an end token: vLLM still stops when it is sampled.
-        named = set(grammar.named_tokens(self.vocab))
-        ends = [t for t in end_tokens if t not in named]
-        limits = dict(LIMITS) or None
-
-        def compile_with(optimization: glrmask.Optimization, **kw: Any) -> glrmask.Constraint:
-            return grammar.compile(self.vocab, end_tokens=ends, optimization=optimization, limits=limits, **kw)
-
-        constraint = None
-        if ENGINE == "static":
-            try:
-                constraint = compile_with(glrmask.Optimization.FAST_RUNTIME)
-            except glrmask.LimitError as e:
-                # Validation passed this spec, so only a Static limit is left: Dynamic serves the same masks.
-                _log_static_failure(description, f"{type(e).__name__}: {e}")
-                constraint = compile_with(glrmask.Optimization.FAST_BUILD)
-        elif ENGINE == "balanced":
-            opt = glrmask.Optimization.AUTO if STATIC_FUEL else glrmask.Optimization.BALANCED
-            constraint = compile_with(opt, background=False)
-            if constraint.engine != "static":
-                constraint = None  # over its share of the fuel: on as dynamic-first
-        if constraint is None:
-            if BACKGROUND_STATIC:
-
-                def static_ended(c: glrmask.Constraint) -> None:
-                    # On the core's background worker, once per compile; the same masks either way.
-                    if c.engine != "static" and c.fallback:
-                        _log_static_failure(description, c.fallback)
-                    self.cache.remeasure(key)
-
-                constraint = compile_with(glrmask.Optimization.AUTO, background=True, on_static_end=static_ended)
-            else:
-                constraint = compile_with(glrmask.Optimization.FAST_BUILD)
-        return _Entry(constraint=constraint, ignored_keywords=tuple(approximations))
-
     def compile_grammar(
         self,
         request_type: StructuredOutputOptions,
         grammar_spec: str,
         stop_token_ids: set[int] | None = None,
     ) -> StructuredOutputGrammar:
-        end_tokens = self._end_tokens(stop_token_ids)
-        key = (request_type.name, grammar_spec, self.json_options, end_tokens)
-        entry = self.cache.get_or_compile(key, lambda: self._compile(key, request_type, grammar_spec, end_tokens))
-        return GlrmaskGrammar(constraint=entry.constraint, ignored_keywords=list(entry.ignored_keywords))
+        grammar, approximations = convert(request_type, grammar_spec, self.json_options, self.vocab)
+        spec_key = (request_type.name, grammar_spec, self.json_options)
+        description = describe_spec(request_type, grammar_spec)
+        log_approximations(spec_key, description, approximations)
+        # A stop token the grammar names itself (Llama's `<|eom_id|>` closing a tool call, as llguidance grammars
+        # write it) is a grammar token, not an end token: vLLM still stops when it is sampled.
+        named = set(grammar.named_tokens(self.vocab))
+        ends = [t for t in self._end_tokens(stop_token_ids) if t not in named]
+        constraint = self._compile(grammar, ends, spec_key, description)
+        return GlrmaskGrammar(constraint=constraint, ignored_keywords=approximations)
+
+    def _compile(self, grammar: glrmask.Grammar, ends: list[int], spec_key: tuple, description: str):
+        """The constraint for the engine choice (module docstring); a cached one when the session has it."""
+        if ENGINE in ("static", "balanced"):
+            # `static` waits for the Static tables; `balanced` for a tenth of the fuel, else on as dynamic-first.
+            opt = glrmask.Optimization.AUTO if ENGINE == "static" or STATIC_FUEL else glrmask.Optimization.BALANCED
+            constraint = self.compiler.compile(grammar, ends, opt, background=False)
+            if constraint.engine == "static" or ENGINE == "static" or not BACKGROUND_STATIC:
+                if constraint.fallback:
+                    _log_static_failure(spec_key, description, constraint.fallback)
+                return constraint
+        if not BACKGROUND_STATIC:
+            return self.compiler.compile(grammar, ends, glrmask.Optimization.FAST_BUILD)
+
+        def static_ended(c: glrmask.Constraint) -> None:
+            # On the core's background worker, once per compile; the same masks either way.
+            if c.engine != "static" and c.fallback:
+                _log_static_failure(spec_key, description, c.fallback)
+
+        return self.compiler.compile(grammar, ends, glrmask.Optimization.AUTO, on_static_end=static_ended)
 
     def allocate_token_bitmask(self, max_num_seqs: int) -> torch.Tensor:
         return torch.full((max_num_seqs, (self.vocab_size + 31) // 32), -1, dtype=torch.int32)
 
     def destroy(self) -> None:
-        # The core's background pool outlives engines: a queued build whose constraint no request holds any more
-        # is skipped.
-        self.cache.clear()
+        # A queued background build whose constraint no request holds any more is skipped.
+        self.compiler.clear()

@@ -66,10 +66,9 @@ _LOGGED_MAX = 4096
 _logged_lock = threading.Lock()
 
 
-def log_approximations(key: tuple, what: str, approximations: list[str]) -> bool:
-    """Log `approximations` at WARNING on `glrmask_vllm`, the first time `key` (a spec) is seen; True if logged."""
-    if not approximations:
-        return False
+def log_once(key: tuple, message: str, *args: Any) -> bool:
+    """Log `message % args` at WARNING on `glrmask_vllm` the first time `key` is seen (of the last few thousand);
+    True if logged."""
     with _logged_lock:
         if key in _LOGGED:
             _LOGGED.move_to_end(key)
@@ -77,12 +76,20 @@ def log_approximations(key: tuple, what: str, approximations: list[str]) -> bool
         _LOGGED[key] = None
         while len(_LOGGED) > _LOGGED_MAX:
             _LOGGED.popitem(last=False)
-    logger.warning(
+    logger.warning(message, *args)
+    return True
+
+
+def log_approximations(key: tuple, what: str, approximations: list[str]) -> bool:
+    """Log `approximations` at WARNING on `glrmask_vllm`, the first time `key` (a spec) is seen; True if logged."""
+    if not approximations:
+        return False
+    return log_once(
+        ("approximations", key),
         "glrmask: %s: not enforced exactly, the grammar over-approximates (outputs may violate these keywords): %s",
         what,
         "; ".join(approximations),
     )
-    return True
 
 
 def describe_spec(request_type: Any, spec: Any, limit: int = 120) -> str:

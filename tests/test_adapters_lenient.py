@@ -149,7 +149,7 @@ def test_vllm_json_schema_logged_once(vllm_tok, backend, caplog):
     a = backend.compile_grammar(SOO.JSON, spec, {eos})
     b = backend.compile_grammar(SOO.JSON, spec, {eos})  # a cache hit
     c = backend.compile_grammar(SOO.JSON, spec, {eos, 0})  # a cache miss: compiled again
-    assert a.constraint is b.constraint and c.constraint is not a.constraint
+    assert a.constraint == b.constraint and c.constraint != a.constraint
     for g in (a, b, c):
         (item,) = g.ignored_keywords
         assert item.startswith("uniqueItems at #/uniqueItems")

@@ -237,8 +237,10 @@ def test_cache_shared_and_keyed(tok, vocab_size):
     a = backend.compile_grammar(SOO.JSON, json.dumps(SCHEMA), {1})
     b = backend.compile_grammar(SOO.JSON, json.dumps(SCHEMA), {1})
     c = backend.compile_grammar(SOO.JSON, json.dumps(SCHEMA), {1, 2})
-    assert a.constraint is b.constraint and a.state is not b.state and c.constraint is not a.constraint
-    assert backend.cache.hits == 1 and backend.cache.misses == 2 and backend.cache.bytes > 0
+    assert a.constraint == b.constraint and a.state is not b.state and c.constraint != a.constraint
+    stats = backend.compiler.stats()
+    assert (stats["memory_hits"], stats["built"], stats["cached_constraints"]) == (1, 2, 2)
+    assert stats["cached_bytes"] > 0 and stats["cache_limit_bytes"] == 512 << 20
 
 
 @pytest.mark.parametrize("num_spec", [3, 0])
@@ -406,13 +408,13 @@ def test_dynamic_first_then_static(tok, vocab_size):
     bm = backend.allocate_token_bitmask(2)
     g.fill_bitmask(bm, 0)
     state = g.state
-    before = backend.cache.bytes
+    before = backend.compiler.stats()["cached_bytes"]
     assert g.constraint.wait_static(120)
     g.fill_bitmask(bm, 1)
     assert g.constraint.engine == "static" and g.state is state and g.num_accepted == len(ids)
     assert torch.equal(bm[0], bm[1])  # same masks, other engine
     # The Static tables count in the cache bound (re-measured when the build ended).
-    assert backend.cache.bytes > before
+    assert backend.compiler.stats()["cached_bytes"] > before
     assert backend.compile_grammar(SOO.JSON, spec, {tok.eos_token_id}).constraint.engine == "static"
     rest = tok.encode('ris", "age": 3}', add_special_tokens=False)
     assert g.accept_tokens("r", rest) and g.accept_tokens("r", [tok.eos_token_id]) and g.is_terminated()
@@ -433,7 +435,7 @@ def test_static_limit_in_the_background_is_logged_once(tok, vocab_size, caplog, 
     assert g.constraint.wait_static(120)
     assert g.constraint.engine == "dynamic" and "max_dwa_states" in g.constraint.fallback
     again = backend.compile_grammar(SOO.JSON, spec, {tok.eos_token_id})
-    assert again.constraint is g.constraint and not again.constraint.static_pending
+    assert again.constraint == g.constraint and not again.constraint.static_pending
     messages = [r.getMessage() for r in caplog.records if r.name == "glrmask_vllm"]
     assert len([m for m in messages if "served by the Dynamic engine" in m]) == 1, messages
     assert "max_dwa_states" in messages[-1]

@@ -17,7 +17,7 @@ use std::time::Instant;
 
 use glrmask_core::frontend::json_schema::{json_schema_grammar, JsonSchemaOptions, Whitespace};
 use glrmask_core::vocab::loaders::hf;
-use glrmask_core::{CompileLimits, CompiledGrammar, Constraint, Optimization};
+use glrmask_core::{CompileLimits, CompiledGrammar, Compiler, CompilerConfig, Optimization};
 
 // The Python extension's allocator, so that a profile's share of allocation
 // is the product's (glibc's malloc made it look twice as large).
@@ -27,6 +27,7 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let vocab = hf::load_file(&args[0], &hf::HfOptions::default()).expect("vocabulary");
+    let session = Compiler::new(vocab.clone(), CompilerConfig::default());
     let options = JsonSchemaOptions {
         any_order: args.iter().any(|a| a == "--any-order"),
         whitespace: if args.iter().any(|a| a == "--flexible") {
@@ -43,7 +44,7 @@ fn main() {
         // schemas before (as a server compiling new schemas sees it).
         let shared = args.iter().any(|a| a == "--shared-cache");
         if !shared {
-            vocab.interior_cache().clear();
+            session.clear();
         }
         let rounds: &[&str] = if shared { &["shared"] } else { &["cold", "warm"] };
         for &round in rounds {
@@ -77,8 +78,9 @@ fn main() {
             }
             if args.iter().any(|a| a == "--ttfm") {
                 let t1 = Instant::now();
-                let c =
-                    compiled.and_then(|g| Constraint::new(Arc::new(g), vocab.clone(), &[], Optimization::FastBuild));
+                let c = compiled.and_then(|g| {
+                    session.constraint_from_tables(Arc::new(g), &[], Optimization::FastBuild, Default::default())
+                });
                 let constraint_time = t1.elapsed();
                 match c {
                     Ok(c) => {
@@ -98,8 +100,9 @@ fn main() {
                 }
                 continue;
             }
-            let result =
-                compiled.and_then(|g| Constraint::new(Arc::new(g), vocab.clone(), &[], Optimization::FastRuntime));
+            let result = compiled.and_then(|g| {
+                session.constraint_from_tables(Arc::new(g), &[], Optimization::FastRuntime, Default::default())
+            });
             match result {
                 Ok(c) => {
                     let st = &c.static_tables().expect("Static").stats;

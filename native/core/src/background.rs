@@ -1,12 +1,12 @@
 //! A small, bounded pool for work taken off the request path: Static tables
 //! built while a constraint already serves Dynamic masks
-//! ([`Constraint::with_background_static`](crate::Constraint::with_background_static)).
+//! ([`Compiler::compile`](crate::compiler::Compiler::compile) with `background`).
 //!
 //! Bounded so that a burst of new grammars cannot start a burst of
-//! compiles: jobs wait in a FIFO queue for one of `GLRMASK_BACKGROUND_THREADS`
-//! workers (default 1; each Static build is itself parallel over
-//! `GLRMASK_NUM_THREADS`). Workers are started on first use and live for
-//! the process.
+//! compiles: jobs wait in a FIFO queue for one of a few workers (a
+//! [`Compiler`](crate::compiler::Compiler) session owns one pool, sized by
+//! its `background_threads`; each Static build is itself parallel). Workers
+//! are started on first use and end with the pool.
 //!
 //! Workers run at the lowest CPU priority (nice 19 on Linux, where the
 //! threads a Static build starts inherit it): a build only takes the cores
@@ -17,36 +17,59 @@
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::mpsc::{channel, Receiver, Sender};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex};
 
 type Job = Box<dyn FnOnce() + Send>;
 
 /// Workers' stacks: the compiler recurses on grammar structure.
 const STACK_BYTES: usize = 256 << 20;
 
-static QUEUE: OnceLock<Mutex<Sender<Job>>> = OnceLock::new();
-
-/// Run `job` on the background pool (FIFO). A panicking job is contained:
-/// it fails alone and the worker goes on.
-pub fn submit(job: impl FnOnce() + Send + 'static) {
-    let queue = QUEUE.get_or_init(start_workers);
-    let sender = queue.lock().unwrap_or_else(|e| e.into_inner());
-    // Workers never exit, so the receiver lives as long as the process.
-    let _ = sender.send(Box::new(job));
+/// A FIFO queue served by a fixed number of workers, started on first use.
+/// Dropping the pool lets its workers finish the jobs already queued, then
+/// exit.
+pub struct Pool {
+    workers: usize,
+    queue: Mutex<Option<Sender<Job>>>,
 }
 
-fn start_workers() -> Mutex<Sender<Job>> {
-    let (sender, receiver) = channel::<Job>();
-    let receiver = Arc::new(Mutex::new(receiver));
-    for i in 0..worker_count() {
-        let receiver = receiver.clone();
-        std::thread::Builder::new()
-            .name(format!("glrmask-background-{i}"))
-            .stack_size(STACK_BYTES)
-            .spawn(move || work(&receiver))
-            .expect("spawn a glrmask background worker");
+impl std::fmt::Debug for Pool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Pool {{ workers: {} }}", self.workers)
     }
-    Mutex::new(sender)
+}
+
+impl Pool {
+    /// A pool of `workers` threads (at least one).
+    pub fn new(workers: usize) -> Pool {
+        Pool { workers: workers.max(1), queue: Mutex::new(None) }
+    }
+
+    pub fn workers(&self) -> usize {
+        self.workers
+    }
+
+    /// Run `job` on the pool (FIFO). A panicking job is contained: it fails
+    /// alone and the worker goes on.
+    pub fn submit(&self, job: impl FnOnce() + Send + 'static) {
+        let mut queue = self.queue.lock().unwrap_or_else(|e| e.into_inner());
+        let sender = queue.get_or_insert_with(|| self.start_workers());
+        // Workers exit only once this sender is dropped, so the send succeeds.
+        let _ = sender.send(Box::new(job));
+    }
+
+    fn start_workers(&self) -> Sender<Job> {
+        let (sender, receiver) = channel::<Job>();
+        let receiver = Arc::new(Mutex::new(receiver));
+        for i in 0..self.workers {
+            let receiver = receiver.clone();
+            std::thread::Builder::new()
+                .name(format!("glrmask-background-{i}"))
+                .stack_size(STACK_BYTES)
+                .spawn(move || work(&receiver))
+                .expect("spawn a glrmask background worker");
+        }
+        sender
+    }
 }
 
 fn work(receiver: &Mutex<Receiver<Job>>) {
@@ -54,6 +77,7 @@ fn work(receiver: &Mutex<Receiver<Job>>) {
     loop {
         let job = match receiver.lock().unwrap_or_else(|e| e.into_inner()).recv() {
             Ok(job) => job,
+            // The pool was dropped and its queue is empty.
             Err(_) => return,
         };
         let _ = catch_unwind(AssertUnwindSafe(job));
@@ -77,10 +101,6 @@ fn lower_priority() {}
 /// The nice value of background workers (Linux: 19 is the lowest priority).
 pub const LOWEST_PRIORITY: i32 = 19;
 
-fn worker_count() -> usize {
-    std::env::var("GLRMASK_BACKGROUND_THREADS").ok().and_then(|v| v.parse().ok()).filter(|&n| n > 0).unwrap_or(1)
-}
-
 #[cfg(all(test, target_os = "linux"))]
 mod tests {
     use super::*;
@@ -94,7 +114,7 @@ mod tests {
     fn jobs_and_the_threads_they_start_run_at_the_lowest_priority() {
         let (tx, rx) = channel();
         let caller = own_nice();
-        submit(move || {
+        Pool::new(1).submit(move || {
             let spawned = std::thread::scope(|s| s.spawn(own_nice).join().unwrap());
             let _ = tx.send((own_nice(), spawned));
         });

@@ -8,7 +8,7 @@
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
-use crate::background;
+use crate::background::Pool;
 use crate::compile::CompiledGrammar;
 use crate::error::{Error, ErrorKind, Result};
 use crate::glr::{Checkpoint, Gss, Head, Parser, ROOT};
@@ -21,7 +21,7 @@ use crate::mask::compiled::StaticTables;
 use crate::mask::dynamic::{dynamic_mask, ConfigInteriors, DynamicScratch};
 use crate::mask::exact::{add_exact_tokens, ExactTokenMap};
 use crate::mask::oracle::oracle_mask;
-use crate::mask::TokenMask;
+use crate::mask::{TokenMask, VocabCaches};
 use crate::sets::BitSet;
 use crate::vocab::{TokenKind, Vocab};
 
@@ -64,19 +64,21 @@ pub struct Constraint {
     pub optimization: Optimization,
     pub limits: RuntimeLimits,
     /// Set once: at construction, or by the background build
-    /// ([`Constraint::with_background_static`]); every mask reads it once, so
+    /// ([`Constraint::build_in_background`]); every mask reads it once, so
     /// a state switches engines between two masks, never within one.
     static_tables: OnceLock<Arc<StaticTables>>,
     /// Why `Auto`/`Balanced` (or the background build) fell back to Dynamic, if they did.
     fallback: OnceLock<String>,
     /// A background job is queued or running: the Static build, then its
-    /// `then` (see [`Constraint::with_background_static_then`]).
+    /// `then` (see [`Constraint::build_in_background`]).
     static_pending: std::sync::atomic::AtomicBool,
     /// The background Static build itself is queued or running (cleared
     /// before `then`, which may save the constraint: saving waits on this).
     static_building: std::sync::atomic::AtomicBool,
     /// The Dynamic engine's per-configuration interiors, built as masks need them.
     interiors: ConfigInteriors,
+    /// The session's caches over this vocabulary (a background Static build reads and adds to them).
+    caches: Arc<VocabCaches>,
 }
 
 impl Constraint {
@@ -96,6 +98,7 @@ impl Constraint {
         end_tokens: &[u32],
         optimization: Optimization,
         limits: RuntimeLimits,
+        caches: Arc<VocabCaches>,
     ) -> Result<Constraint> {
         let mut end = Vec::new();
         let mut set = BitSet::new(vocab.len());
@@ -125,12 +128,14 @@ impl Constraint {
             fallback: OnceLock::new(),
             static_pending: false.into(),
             static_building: false.into(),
-            interiors: ConfigInteriors::default(),
+            interiors: caches.config_interiors(),
+            caches,
         })
     }
 
     /// A constraint from saved parts ([`crate::artifact`]): the checks of
     /// [`Constraint::with_limits`] without building anything.
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn from_parts(
         grammar: Arc<CompiledGrammar>,
         vocab: Arc<Vocab>,
@@ -139,8 +144,9 @@ impl Constraint {
         limits: RuntimeLimits,
         static_tables: Option<StaticTables>,
         fallback: Option<String>,
+        caches: Arc<VocabCaches>,
     ) -> Result<Arc<Constraint>> {
-        let constraint = Constraint::assemble(grammar, vocab, end_tokens, optimization, limits)?;
+        let constraint = Constraint::assemble(grammar, vocab, end_tokens, optimization, limits, caches)?;
         if let Some(t) = static_tables {
             let _ = constraint.static_tables.set(Arc::new(t));
         }
@@ -151,7 +157,9 @@ impl Constraint {
     }
 
     /// As [`Constraint::new`], under `limits` (its Static and runtime parts;
-    /// `limits.compile` is for [`CompiledGrammar::compile`]).
+    /// `limits.compile` is for [`CompiledGrammar::compile`]). The constraint
+    /// shares no work with others; a [`Compiler`](crate::compiler::Compiler)
+    /// session shares its vocabulary-side work between grammars.
     pub fn with_limits(
         grammar: Arc<CompiledGrammar>,
         vocab: Arc<Vocab>,
@@ -159,11 +167,29 @@ impl Constraint {
         optimization: Optimization,
         limits: &Limits,
     ) -> Result<Arc<Constraint>> {
-        let constraint = Constraint::assemble(grammar, vocab, end_tokens, optimization, limits.runtime.clone())?;
+        Constraint::build(grammar, vocab, end_tokens, optimization, limits, Arc::default())
+    }
+
+    /// As [`Constraint::with_limits`], with a session's caches.
+    pub(crate) fn build(
+        grammar: Arc<CompiledGrammar>,
+        vocab: Arc<Vocab>,
+        end_tokens: &[u32],
+        optimization: Optimization,
+        limits: &Limits,
+        caches: Arc<VocabCaches>,
+    ) -> Result<Arc<Constraint>> {
+        let constraint =
+            Constraint::assemble(grammar, vocab, end_tokens, optimization, limits.runtime.clone(), caches)?;
         match optimization {
             Optimization::FastBuild => {}
             Optimization::FastRuntime => {
-                let t = StaticTables::build(&constraint.grammar, &constraint.vocab, &limits.static_engine)?;
+                let t = StaticTables::build(
+                    &constraint.grammar,
+                    &constraint.vocab,
+                    &limits.static_engine,
+                    Some(&constraint.caches.static_interiors),
+                )?;
                 let _ = constraint.static_tables.set(Arc::new(t));
             }
             Optimization::Auto | Optimization::Balanced => constraint.build_static(&limits.static_engine)?,
@@ -171,46 +197,37 @@ impl Constraint {
         Ok(Arc::new(constraint))
     }
 
-    /// As [`Constraint::with_limits`], but returns at once with the Dynamic
-    /// engine and builds the Static tables on the background pool
-    /// ([`crate::background`]); every state of the constraint switches to
-    /// Static at its first mask after the build. Masks are the same
-    /// throughout (the engines agree). `FastBuild` builds nothing;
-    /// `FastRuntime` behaves like `Auto` here (a limit error can no longer be
-    /// raised to the caller, so it becomes the `fallback`).
-    pub fn with_background_static(
+    /// As [`Constraint::build`], but returns at once with the Dynamic engine
+    /// and builds the Static tables on `pool` (with `static_limits`); every
+    /// state of the constraint switches to Static at its first mask after
+    /// the build. Masks are the same throughout (the engines agree).
+    /// `FastBuild` builds nothing; `FastRuntime` behaves like `Auto` here (a
+    /// limit error can no longer be raised to the caller, so it becomes the
+    /// `fallback`). `then` runs on the worker once the build has ended
+    /// (built or fallen back), with the constraint in its final form (to
+    /// store it in a cache, say); not if the constraint was dropped first.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn build_in_background(
         grammar: Arc<CompiledGrammar>,
         vocab: Arc<Vocab>,
         end_tokens: &[u32],
         optimization: Optimization,
         limits: &Limits,
-    ) -> Result<Arc<Constraint>> {
-        Constraint::with_background_static_then(grammar, vocab, end_tokens, optimization, limits, |_| {})
-    }
-
-    /// As [`Constraint::with_background_static`], and `then` runs on the
-    /// background worker once the build has ended (built or fallen back),
-    /// with the constraint in its final form (to store it in a persistent
-    /// cache, say). It does not run if the constraint was dropped first.
-    pub fn with_background_static_then(
-        grammar: Arc<CompiledGrammar>,
-        vocab: Arc<Vocab>,
-        end_tokens: &[u32],
-        optimization: Optimization,
-        limits: &Limits,
+        caches: Arc<VocabCaches>,
+        pool: &Pool,
         then: impl FnOnce(&Arc<Constraint>) + Send + 'static,
     ) -> Result<Arc<Constraint>> {
-        let constraint = Constraint::with_limits(grammar, vocab, end_tokens, Optimization::FastBuild, limits)?;
+        let constraint =
+            Constraint::assemble(grammar, vocab, end_tokens, optimization, limits.runtime.clone(), caches)?;
         if optimization == Optimization::FastBuild {
-            return Ok(constraint);
+            return Ok(Arc::new(constraint));
         }
-        let constraint = Arc::new(Constraint { optimization, ..Arc::into_inner(constraint).expect("not shared yet") });
+        let constraint = Arc::new(constraint);
         constraint.static_pending.store(true, std::sync::atomic::Ordering::Release);
         constraint.static_building.store(true, std::sync::atomic::Ordering::Release);
         let weak = Arc::downgrade(&constraint);
-        let mut static_limits = limits.static_engine.clone();
-        static_limits.threads = crate::mask::compiled::background_threads();
-        background::submit(move || {
+        let static_limits = limits.static_engine.clone();
+        pool.submit(move || {
             // Dropped before its turn: nothing to build for.
             let Some(c) = weak.upgrade() else { return };
             let built = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| c.build_static(&static_limits)));
@@ -238,7 +255,7 @@ impl Constraint {
             static_limits.fuel /= 10;
             static_limits.max_millis = (static_limits.max_millis / 10).max(1);
         }
-        match StaticTables::build(&self.grammar, &self.vocab, &static_limits) {
+        match StaticTables::build(&self.grammar, &self.vocab, &static_limits, Some(&self.caches.static_interiors)) {
             Ok(t) => {
                 let _ = self.static_tables.set(Arc::new(t));
                 Ok(())

@@ -11,6 +11,7 @@
 pub mod artifact;
 pub mod background;
 pub mod compile;
+pub mod compiler;
 pub mod constraint;
 pub mod error;
 pub mod frontend;
@@ -31,6 +32,7 @@ pub mod vocab;
 pub mod wire;
 
 pub use compile::{CompileLimits, CompiledGrammar};
+pub use compiler::{CompileOptions, Compiler, CompilerConfig};
 pub use constraint::{Constraint, ConstraintState, Optimization, BACKGROUND_FAILURE};
 pub use error::{Error, ErrorKind, Result};
 pub use grammar::Grammar;

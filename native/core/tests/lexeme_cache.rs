@@ -13,9 +13,9 @@ use std::sync::Arc;
 
 use glrmask_core::frontend::json_schema::{json_schema_grammar, JsonSchemaOptions};
 use glrmask_core::mask::compiled::classes::TokenClasses;
-use glrmask_core::mask::compiled::Fuel;
+use glrmask_core::mask::compiled::{Fuel, InteriorCache};
 use glrmask_core::vocab::loaders::hf;
-use glrmask_core::{CompileLimits, CompiledGrammar, Constraint, Optimization, Vocab};
+use glrmask_core::{CompileLimits, CompiledGrammar, Compiler, CompilerConfig, Optimization, Vocab};
 use serde_json::json;
 
 fn deepseek() -> Arc<Vocab> {
@@ -76,27 +76,27 @@ fn compile(schema: &serde_json::Value) -> Arc<CompiledGrammar> {
     Arc::new(CompiledGrammar::compile(g, &CompileLimits::default()).expect("compiles"))
 }
 
-fn classes(g: &CompiledGrammar, vocab: &Vocab, use_cache: bool) -> TokenClasses {
+fn classes(g: &CompiledGrammar, vocab: &Vocab, cache: Option<&InteriorCache>) -> TokenClasses {
     let mut fuel = Fuel::new(u64::MAX);
-    TokenClasses::build(g, vocab, 1_000_000, 1 << 30, 2, use_cache, &mut fuel).expect("token classes")
+    TokenClasses::build(g, vocab, 1_000_000, 1 << 30, 2, cache, &mut fuel).expect("token classes")
 }
 
 #[test]
 fn cached_token_classes_equal_the_plain_walk() {
     let vocab = deepseek();
     let grammars: Vec<_> = schemas().iter().map(compile).collect();
-    let plain: Vec<Partition> = grammars.iter().map(|g| partition(&classes(g, &vocab, false), vocab.len())).collect();
+    let plain: Vec<Partition> = grammars.iter().map(|g| partition(&classes(g, &vocab, None), vocab.len())).collect();
     // Cold for the first schema, warmed by earlier ones for the rest, then
     // all warm in reverse order.
-    vocab.interior_cache().clear();
+    let cache = InteriorCache::new(256 << 20);
     for (i, g) in grammars.iter().enumerate() {
-        assert!(partition(&classes(g, &vocab, true), vocab.len()) == plain[i], "schema {i}, first pass");
+        assert!(partition(&classes(g, &vocab, Some(&cache)), vocab.len()) == plain[i], "schema {i}, first pass");
     }
-    let misses = vocab.interior_cache().stats().misses;
+    let misses = cache.stats().misses;
     for (i, g) in grammars.iter().enumerate().rev() {
-        assert!(partition(&classes(g, &vocab, true), vocab.len()) == plain[i], "schema {i}, warm");
+        assert!(partition(&classes(g, &vocab, Some(&cache)), vocab.len()) == plain[i], "schema {i}, warm");
     }
-    let stats = vocab.interior_cache().stats();
+    let stats = cache.stats();
     assert_eq!(stats.misses, misses, "a second pass over the same grammars is all hits: {stats:?}");
     assert!(stats.hits > 0 && stats.entries > 0, "{stats:?}");
 }
@@ -113,9 +113,13 @@ fn warm_static_masks_equal_dynamic() {
         r#"[-2.25,1000,0.5,-0]"#,
         r#""xxxy""#,
     ];
+    // One session: the second pass builds from the interiors the first left.
+    let session = Compiler::new(vocab.clone(), CompilerConfig::default());
     for pass in 0..2 {
         for (schema, text) in schemas().iter().zip(instances) {
-            let c = Constraint::new(compile(schema), vocab.clone(), &[], Optimization::FastRuntime).expect("static");
+            let c = session
+                .constraint_from_tables(compile(schema), &[], Optimization::FastRuntime, Default::default())
+                .expect("static");
             let mut state = c.start();
             let mut rest = text.as_bytes();
             while !rest.is_empty() {

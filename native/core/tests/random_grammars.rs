@@ -395,7 +395,7 @@ proptest! {
         }
     }
 
-    /// Static compiles over one vocabulary share its cache of lexeme
+    /// Static compiles in one session share its cache of lexeme
     /// interiors: a grammar compiled after another (hits on shared terminal
     /// shapes) and again (all hits) still masks as the oracle does.
     #[test]
@@ -403,13 +403,15 @@ proptest! {
         let mut tokens: Vec<Vec<u8>> = ALPHABET.iter().map(|&b| vec![b]).collect();
         tokens.extend(extra.iter().cloned());
         let vocab = common::vocab_of(&tokens);
+        let session = glrmask_core::Compiler::new(vocab.clone(), Default::default());
         let mut compiled = Vec::new();
         for g in [&g1, &g2, &g1] {
             let (grammar, text) = g.grammar();
             let Ok(grammar) = glrmask_core::CompiledGrammar::compile(grammar, &Default::default()) else {
                 continue;
             };
-            let c = glrmask_core::Constraint::new(std::sync::Arc::new(grammar), vocab.clone(), &[], glrmask_core::Optimization::Auto)
+            let c = session
+                .constraint_from_tables(std::sync::Arc::new(grammar), &[], glrmask_core::Optimization::Auto, Default::default())
                 .expect("constraint");
             compiled.push((c, text));
         }

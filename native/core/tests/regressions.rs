@@ -89,10 +89,11 @@ fn token_walk_memory_is_bounded() {
     let tokens: Vec<Vec<u8>> = (1..=24).map(|n| vec![b'a'; n]).chain([b"b".to_vec()]).collect();
     let vocab = common::vocab_of(&tokens);
     let small = StaticLimits { max_token_walk_bytes: 2_000, threads: 1, ..StaticLimits::default() };
-    let e = StaticTables::build(&g, &vocab, &small).expect_err("over the walk budget");
+    let e = StaticTables::build(&g, &vocab, &small, None).expect_err("over the walk budget");
     assert_eq!(e.kind(), glrmask_core::ErrorKind::Limit, "{e}");
     assert!(e.message().contains("max_token_walk_bytes"), "{e}");
-    StaticTables::build(&g, &vocab, &StaticLimits { threads: 1, ..StaticLimits::default() }).expect("default limits");
+    StaticTables::build(&g, &vocab, &StaticLimits { threads: 1, ..StaticLimits::default() }, None)
+        .expect("default limits");
 }
 
 /// The Static walk memo keys its facts by GSS node id; a rollback frees ids

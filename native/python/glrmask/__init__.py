@@ -23,6 +23,7 @@ from __future__ import annotations
 import enum
 
 from glrmask._internal import (
+    Compiler,
     Constraint,
     ConstraintState,
     ExactToken,
@@ -100,6 +101,7 @@ __all__ = [
     "ExactToken",
     "ExactTokens",
     "Grammar",
+    "Compiler",
     "Constraint",
     "ConstraintState",
     "UnlinkedConstraint",

@@ -6,7 +6,7 @@ Token ids are ``int`` in ``[0, vocab_size)``; masks are NumPy arrays indexed by 
 
 import os
 from collections.abc import Callable, Iterable
-from typing import Any, final
+from typing import Any, TypedDict, final
 
 import numpy as np
 import numpy.typing as npt
@@ -316,6 +316,8 @@ class Grammar:
         ``Constraint`` when the build has ended (built, or fallen back: see
         ``fallback``), on the background worker thread; an exception it raises
         is printed and dropped.
+
+        It compiles in ``vocab``'s default session (see :class:`Compiler`).
         """
 
     def compile_unlinked(
@@ -327,6 +329,73 @@ class Grammar:
 
     def describe(self) -> str:
         """Sizes of the compiled tables, one per line."""
+
+class _LexemeCacheStats(TypedDict):
+    entries: int
+    bytes: int
+    hits: int
+    misses: int
+
+class _CompilerStats(TypedDict):
+    built: int
+    memory_hits: int
+    persistent_hits: int
+    persistent_stores: int
+    cached_constraints: int
+    cached_bytes: int
+    cache_limit_bytes: int
+    evictions: int
+    lexeme_cache: _LexemeCacheStats
+
+@final
+class Compiler:
+    """A compile session over one vocabulary, as a server keeps one per tokenizer.
+
+    It owns the compile work its grammars share (lexeme interiors), the pool
+    that builds Static tables in the background, an in-memory cache of
+    compiled constraints keyed by content (grammar, end tokens, optimization,
+    limits) and bounded by their size (``cache_mb``; default
+    ``GLRMASK_COMPILE_CACHE_MB`` or 0: off), and the persistent cache
+    (``cache_dir``; default ``GLRMASK_CACHE_DIR``). ``background_threads``
+    (default ``GLRMASK_BACKGROUND_THREADS`` or 1) and ``static_threads``
+    (default ``GLRMASK_NUM_THREADS`` or the cores) size the Static builds;
+    ``limits`` are the defaults of its compiles. ``Grammar.compile(vocab)``
+    compiles in a default session of ``vocab``'s, made from the environment.
+    """
+
+    def __init__(
+        self,
+        vocab: Vocab,
+        *,
+        cache_mb: int | None = None,
+        cache_dir: str | os.PathLike[str] | None = None,
+        background_threads: int | None = None,
+        static_threads: int | None = None,
+        limits: dict[str, int] | None = None,
+    ) -> None: ...
+    @property
+    def vocab(self) -> Vocab: ...
+    def compile(
+        self,
+        grammar: Grammar,
+        end_tokens: ExactToken | ExactTokens | Iterable[_EndToken] | None = None,
+        optimization: Any = None,
+        *,
+        limits: dict[str, int] | None = None,
+        background: bool | None = None,
+        on_static_end: Callable[[Constraint], object] | None = None,
+    ) -> Constraint:
+        """As ``Grammar.compile(vocab, ...)`` in this session: an equal grammar compiled again with the same
+        end tokens, optimization and limits is answered from the session's caches, without compiling."""
+
+    def load(self, data: bytes) -> Constraint:
+        """Load an artifact saved over this vocabulary; the constraint shares the session's caches."""
+
+    def stats(self) -> _CompilerStats:
+        """The session's counters and sizes."""
+
+    def clear(self) -> None:
+        """Empty the in-memory cache and the shared compile work (constraints handed out keep working)."""
 
 @final
 class UnlinkedConstraint:
@@ -354,6 +423,9 @@ class UnlinkedConstraint:
 class Constraint:
     """A grammar compiled with a vocabulary: immutable, shareable across threads."""
 
+    def __eq__(self, other: object, /) -> bool:
+        """The same compiled constraint (a session's cache hands out the one it holds)."""
+    def __hash__(self) -> int: ...
     def start(self) -> ConstraintState:
         """A fresh state for one generated sequence."""
 

@@ -4,19 +4,20 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
 use glrmask_core as core;
-use glrmask_core::artifact::cache::CompileCache;
 
 /// Compiles answered by the persistent cache, and compiles that stored into it.
 pub(crate) static CACHE_HITS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 pub(crate) static CACHE_MISSES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
-/// The persistent compile cache (`GLRMASK_CACHE_DIR`): its directory (None
-/// when off) and this process's `hits` (compiles answered by loading an
-/// entry) and `misses` (compiles that stored a new entry).
+/// The persistent compile cache of default sessions (`GLRMASK_CACHE_DIR`):
+/// its directory (None when off) and this process's `hits` (compiles, in any
+/// session with a persistent cache, answered by loading an entry) and
+/// `misses` (compiles that built, and stored, a new entry).
 #[pyfunction]
 pub(crate) fn persistent_cache_info<'py>(py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
     let d = PyDict::new(py);
-    d.set_item("dir", CompileCache::from_env().map(|c| c.dir().to_string_lossy().into_owned()))?;
+    let dir = core::CompilerConfig::from_env().persistent_dir;
+    d.set_item("dir", dir.map(|d| d.to_string_lossy().into_owned()))?;
     d.set_item("hits", CACHE_HITS.load(std::sync::atomic::Ordering::Relaxed))?;
     d.set_item("misses", CACHE_MISSES.load(std::sync::atomic::Ordering::Relaxed))?;
     Ok(d)

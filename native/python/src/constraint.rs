@@ -131,8 +131,11 @@ static compile µs: classes {} dwa {}
     #[staticmethod]
     #[pyo3(signature = (data, vocab=None))]
     fn load(py: Python<'_>, data: pyo3::pybacked::PyBackedBytes, vocab: Option<&Vocab>) -> PyResult<Constraint> {
-        let vocab = vocab.map(|v| v.inner.clone());
-        let inner = guard_light(py, move || core::artifact::load(&data, vocab))?;
+        // Given a vocabulary, the constraint shares its default session's caches.
+        let inner = match vocab.map(Vocab::compiler) {
+            Some(session) => guard_light(py, move || session.load(&data))?,
+            None => guard_light(py, move || core::artifact::load(&data, None))?,
+        };
         Ok(Constraint { inner })
     }
 
@@ -152,6 +155,16 @@ static compile µs: classes {} dwa {}
             Ok((0..n).map(|i| m.contains(i)).collect::<Vec<bool>>())
         })?;
         Ok(PyArray1::from_vec(py, bools))
+    }
+
+    /// Two `Constraint` objects are equal when they are the same compiled
+    /// constraint (a session's cache hands out the one it holds).
+    fn __eq__(&self, other: &Constraint) -> bool {
+        Arc::ptr_eq(&self.inner, &other.inner)
+    }
+
+    fn __hash__(&self) -> isize {
+        Arc::as_ptr(&self.inner) as isize
     }
 
     fn __repr__(&self) -> String {

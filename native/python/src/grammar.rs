@@ -5,16 +5,13 @@ use std::sync::{Arc, OnceLock};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyString};
 
-use glrmask_core as core;
-use glrmask_core::artifact::cache::CompileCache;
-
-use crate::cache::{CACHE_HITS, CACHE_MISSES};
+use crate::compiler::compile_in;
 use crate::constraint::Constraint;
 use crate::errors::{guard, guard_light};
-use crate::options::{in_background, parse_limits, parse_optimization};
 use crate::tokens::{checked_end_tokens, exact_handle_ids};
 use crate::unlinked::UnlinkedConstraint;
 use crate::vocab::Vocab;
+use glrmask_core as core;
 
 /// An immutable grammar description. Build with `Grammar.from_glrm` or
 /// `Grammar.from_ebnf`, then `compile` it against a vocabulary.
@@ -39,11 +36,15 @@ impl Grammar {
         py: Python<'_>,
         limits: &core::CompileLimits,
     ) -> PyResult<Arc<core::CompiledGrammar>> {
+        guard(py, || self.tables(limits))
+    }
+
+    /// As [`Grammar::compiled`], with the GIL (or not) as the caller has it.
+    pub(crate) fn tables(&self, limits: &core::CompileLimits) -> core::Result<Arc<core::CompiledGrammar>> {
         if let Some(c) = self.compiled.get() {
             return Ok(c.clone());
         }
-        let (ir, limits) = (self.ir.clone(), limits.clone());
-        let compiled = guard(py, move || core::CompiledGrammar::compile((*ir).clone(), &limits))?;
+        let compiled = core::CompiledGrammar::compile((*self.ir).clone(), limits)?;
         Ok(self.compiled.get_or_init(|| Arc::new(compiled)).clone())
     }
 }
@@ -84,17 +85,6 @@ fn text_bytes(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<Vec<u8>> {
             obj.get_type().name()?
         ))),
     }
-}
-
-/// Call a Python `on_static_end` callback from the background worker (the
-/// interpreter may be finalizing at exit: then nothing is called).
-fn notify_static_end(callback: Py<PyAny>, constraint: Arc<core::Constraint>) {
-    let _ = Python::try_attach(move |py| {
-        let result = Py::new(py, Constraint { inner: constraint }).and_then(|c| callback.call1(py, (c,)));
-        if let Err(e) = result {
-            e.print(py);
-        }
-    });
 }
 
 #[pymethods]
@@ -360,6 +350,8 @@ impl Grammar {
     /// (built, or fallen back: see `fallback`) with the `Constraint`, on the
     /// background worker thread (exceptions it raises are printed and
     /// dropped). Not called for a cache hit or without a background build.
+    ///
+    /// It compiles in `vocab`'s default session (see `Compiler`).
     #[pyo3(signature = (vocab, end_tokens=None, optimization=None, *, limits=None, background=None, on_static_end=None))]
     #[allow(clippy::too_many_arguments)]
     fn compile(
@@ -372,64 +364,7 @@ impl Grammar {
         background: Option<bool>,
         on_static_end: Option<Py<PyAny>>,
     ) -> PyResult<Constraint> {
-        let optimization = parse_optimization(optimization)?;
-        let background = in_background(optimization, background);
-        if let Some(f) = &on_static_end {
-            if !f.bind(py).is_callable() {
-                return Err(pyo3::exceptions::PyTypeError::new_err("on_static_end must be callable"));
-            }
-        }
-        let limits = parse_limits(limits)?;
-        let vocab = vocab.inner.clone();
-        let ids = checked_end_tokens(py, &vocab, end_tokens)?;
-        // The persistent cache (GLRMASK_CACHE_DIR): a hit skips compiling.
-        let cached = match CompileCache::from_env() {
-            Some(cache) => {
-                let (ir, v, ids, limits) = (self.ir.clone(), vocab.clone(), ids.clone(), limits.clone());
-                let key = guard_light(py, move || CompileCache::key(&ir, &v, &ids, optimization, &limits))?;
-                let v = vocab.clone();
-                let (c2, k2) = (cache.clone(), key.clone());
-                if let Some(hit) = guard_light(py, move || Ok(c2.get(&k2, &v)))? {
-                    CACHE_HITS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                    return Ok(Constraint { inner: hit });
-                }
-                CACHE_MISSES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                Some((cache, key))
-            }
-            None => None,
-        };
-        let compiled = self.compiled(py, &limits.compile)?;
-        if background {
-            // Stored once the Static build has ended (its result is final
-            // then); a write that fails costs a later compile, nothing more.
-            let inner = guard(py, move || {
-                core::Constraint::with_background_static_then(compiled, vocab, &ids, optimization, &limits, move |c| {
-                    if let Some((cache, key)) = cached {
-                        if c.fallback().is_none_or(|f| !f.starts_with(core::BACKGROUND_FAILURE)) {
-                            let _ = cache.put(&key, c);
-                        }
-                    }
-                    if let Some(f) = on_static_end {
-                        notify_static_end(f, c.clone());
-                    }
-                })
-            })?;
-            return Ok(Constraint { inner });
-        }
-        let inner = guard(py, move || core::Constraint::with_limits(compiled, vocab, &ids, optimization, &limits))?;
-        if let Some((cache, key)) = cached {
-            let c = inner.clone();
-            if let Err(e) = guard_light(py, move || cache.put(&key, &c)) {
-                // A cache that cannot be written costs time, not correctness.
-                PyErr::warn(
-                    py,
-                    &py.get_type::<pyo3::exceptions::PyRuntimeWarning>(),
-                    &std::ffi::CString::new(e.to_string()).unwrap_or_default(),
-                    1,
-                )?;
-            }
-        }
-        Ok(Constraint { inner })
+        compile_in(py, &vocab.compiler(), self, end_tokens, optimization, limits, background, on_static_end)
     }
 
     /// The grammar held for `vocab` with its `extern` slots open, to bind
@@ -442,11 +377,12 @@ impl Grammar {
         vocab: &Vocab,
         end_tokens: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<UnlinkedConstraint> {
+        let session = vocab.compiler();
         let vocab = vocab.inner.clone();
         let ids = checked_end_tokens(py, &vocab, end_tokens)?;
         let ir = (*self.ir).clone();
         let inner = guard_light(py, move || core::unlinked::UnlinkedConstraint::new(ir, vocab, ids))?;
-        Ok(UnlinkedConstraint { inner: Arc::new(inner) })
+        Ok(UnlinkedConstraint { inner: Arc::new(inner), session })
     }
 
     /// Sizes of the compiled tables, one per line. The liveness entries of

@@ -8,11 +8,13 @@
 //!
 //! One module per concept of the Python API: `errors` (exceptions, panic
 //! guard), `vocab`, `tokens` (exact-token handles, end tokens), `options`
-//! (limits, optimization), `grammar`, `unlinked`, `constraint`, `state`,
-//! `fill` (batched masks), `cache` and `allocator`.
+//! (limits, optimization), `grammar`, `compiler` (sessions, and the compile
+//! path), `unlinked`, `constraint`, `state`, `fill` (batched masks), `cache`
+//! and `allocator`.
 
 mod allocator;
 mod cache;
+mod compiler;
 mod constraint;
 mod errors;
 mod fill;
@@ -29,6 +31,7 @@ use pyo3::prelude::*;
 use glrmask_core as core;
 
 use crate::cache::{clear_terminal_dfa_cache, persistent_cache_info};
+use crate::compiler::Compiler;
 use crate::constraint::Constraint;
 use crate::fill::{fill_draft_rows, fill_masks};
 use crate::grammar::Grammar;
@@ -50,6 +53,7 @@ fn _internal(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<ExactToken>()?;
     m.add_class::<ExactTokens>()?;
     m.add_class::<Grammar>()?;
+    m.add_class::<Compiler>()?;
     m.add_class::<Constraint>()?;
     m.add_class::<UnlinkedConstraint>()?;
     m.add_class::<ConstraintState>()?;

@@ -20,6 +20,8 @@ use crate::vocab::Vocab;
 #[pyclass(module = "glrmask._internal", frozen)]
 pub(crate) struct UnlinkedConstraint {
     pub(crate) inner: Arc<core::unlinked::UnlinkedConstraint>,
+    /// The session `link` compiles in (the vocabulary's default one).
+    pub(crate) session: Arc<core::Compiler>,
 }
 
 #[pymethods]
@@ -49,7 +51,7 @@ impl UnlinkedConstraint {
         if let Ok(child) = value.cast::<Constraint>() {
             let child = child.get().inner.clone();
             let bound = guard(py, move || inner.bind_constraint(&name, &child))?;
-            return Ok(UnlinkedConstraint { inner: Arc::new(bound) });
+            return Ok(UnlinkedConstraint { inner: Arc::new(bound), session: self.session.clone() });
         }
         if value.is_instance_of::<Grammar>() || value.is_instance_of::<UnlinkedConstraint>() {
             return Err(pyo3::exceptions::PyTypeError::new_err(
@@ -59,7 +61,7 @@ impl UnlinkedConstraint {
         }
         let (ids, fingerprint) = exact_handle_ids(value)?;
         let bound = guard(py, move || inner.bind_tokens(&name, ids, fingerprint))?;
-        Ok(UnlinkedConstraint { inner: Arc::new(bound) })
+        Ok(UnlinkedConstraint { inner: Arc::new(bound), session: self.session.clone() })
     }
 
     /// Compose the bound children into the parent and compile a runnable
@@ -76,20 +78,11 @@ impl UnlinkedConstraint {
         let optimization = parse_optimization(optimization)?;
         let background = in_background(optimization, background);
         let limits = parse_limits(limits)?;
-        let u = self.inner.clone();
+        let (u, session) = (self.inner.clone(), self.session.clone());
         let inner = guard(py, move || {
-            if background {
-                let compiled = core::CompiledGrammar::compile(u.grammar.clone(), &limits.compile)?;
-                core::Constraint::with_background_static(
-                    Arc::new(compiled),
-                    u.vocab.clone(),
-                    &u.end_tokens,
-                    optimization,
-                    &limits,
-                )
-            } else {
-                u.link(optimization, &limits)
-            }
+            let compiled = Arc::new(core::CompiledGrammar::compile(u.grammar.clone(), &limits.compile)?);
+            let options = core::CompileOptions { limits: Some(limits), background, on_static_end: None };
+            session.constraint_from_tables(compiled, &u.end_tokens, optimization, options)
         })?;
         Ok(Constraint { inner })
     }
@@ -110,9 +103,13 @@ impl UnlinkedConstraint {
         data: pyo3::pybacked::PyBackedBytes,
         vocab: Option<&Vocab>,
     ) -> PyResult<UnlinkedConstraint> {
-        let vocab = vocab.map(|v| v.inner.clone());
-        let inner = guard(py, move || core::artifact::load_unlinked(&data, vocab))?;
-        Ok(UnlinkedConstraint { inner: Arc::new(inner) })
+        let session = vocab.map(Vocab::compiler);
+        let given = vocab.map(|v| v.inner.clone());
+        let inner = guard(py, move || core::artifact::load_unlinked(&data, given))?;
+        // With its vocabulary embedded: a session of its own, as a new `Vocab` has.
+        let session = session
+            .unwrap_or_else(|| Arc::new(core::Compiler::new(inner.vocab.clone(), core::CompilerConfig::from_env())));
+        Ok(UnlinkedConstraint { inner: Arc::new(inner), session })
     }
 
     fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<(Bound<'py, PyAny>, (Bound<'py, PyBytes>,))> {

@@ -23,6 +23,8 @@ use crate::tokens::{ExactToken, ExactTokens};
 #[pyclass(module = "glrmask._internal", frozen)]
 pub(crate) struct Vocab {
     pub(crate) inner: Arc<core::Vocab>,
+    /// The default compile session (`Grammar.compile(vocab)`), made from the environment on first use.
+    session: std::sync::OnceLock<Arc<core::Compiler>>,
 }
 
 #[pymethods]
@@ -39,7 +41,7 @@ impl Vocab {
             pairs.push((id, bytes));
         }
         let inner = guard(py, || core::Vocab::from_pairs(pairs))?;
-        Ok(Vocab { inner })
+        Ok(Vocab::of(inner))
     }
 
     /// Build from a mapping of token id to bytes (a dict, or a list indexed by id).
@@ -62,7 +64,7 @@ impl Vocab {
             ));
         }
         let inner = guard(py, || core::Vocab::from_pairs(pairs))?;
-        Ok(Vocab { inner })
+        Ok(Vocab::of(inner))
     }
 
     /// Read a Hugging Face tokenizer: a `transformers` fast tokenizer, a
@@ -262,26 +264,19 @@ impl Vocab {
         self.inner.fingerprint()
     }
 
-    /// The cache of lexer-side compile work that Static compiles over this
-    /// vocabulary share (lexeme interiors: a second grammar with the same
-    /// kinds of strings and numbers compiles much faster): a dict with
-    /// `entries`, `bytes`, `hits`, `misses`. Its size is bounded by
+    /// The cache of lexer-side compile work that Static compiles in this
+    /// vocabulary's default session share (lexeme interiors: a second grammar
+    /// with the same kinds of strings and numbers compiles much faster): a
+    /// dict with `entries`, `bytes`, `hits`, `misses`. Its size is bounded by
     /// `GLRMASK_LEXEME_CACHE_MB` (default 256); past it the cache starts over.
     fn compile_cache_info<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let s = self.inner.interior_cache().stats();
-        let d = PyDict::new(py);
-        d.set_item("entries", s.entries)?;
-        d.set_item("bytes", s.bytes)?;
-        d.set_item("hits", s.hits)?;
-        d.set_item("misses", s.misses)?;
-        Ok(d)
+        crate::compiler::lexeme_cache_dict(py, &self.compiler().stats().lexeme_cache)
     }
 
-    /// Empty the compile cache and the Dynamic engine's shared interiors
-    /// (to measure a cold compile, or free memory).
+    /// Empty the default session's caches: the compile cache and the Dynamic
+    /// engine's shared interiors (to measure a cold compile, or free memory).
     fn clear_compile_cache(&self) {
-        self.inner.interior_cache().clear();
-        self.inner.dynamic_interiors().clear();
+        self.compiler().clear();
     }
 
     fn __repr__(&self) -> String {
@@ -290,9 +285,20 @@ impl Vocab {
 }
 
 impl Vocab {
+    pub(crate) fn of(inner: Arc<core::Vocab>) -> Vocab {
+        Vocab { inner, session: std::sync::OnceLock::new() }
+    }
+
+    /// The default compile session of this vocabulary.
+    pub(crate) fn compiler(&self) -> Arc<core::Compiler> {
+        self.session
+            .get_or_init(|| Arc::new(core::Compiler::new(self.inner.clone(), core::CompilerConfig::from_env())))
+            .clone()
+    }
+
     /// Run a reader with the GIL released.
     pub(crate) fn build(py: Python<'_>, f: impl FnOnce() -> core::Result<Arc<core::Vocab>> + Send) -> PyResult<Vocab> {
-        Ok(Vocab { inner: guard(py, f)? })
+        Ok(Vocab::of(guard(py, f)?))
     }
 }
 

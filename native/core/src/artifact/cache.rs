@@ -1,4 +1,5 @@
-//! The persistent compile cache (`GLRMASK_CACHE_DIR`, off by default): the
+//! The persistent compile cache (a session's `persistent_dir`,
+//! `GLRMASK_CACHE_DIR` for the default session; off by default): the
 //! processes of one deployment compile each grammar once and load it after.
 //!
 //! An entry is an artifact saved with the vocabulary left out (the caller
@@ -20,9 +21,8 @@ use crate::constraint::{Constraint, Optimization};
 use crate::error::{Error, ErrorKind, Result};
 use crate::grammar::Grammar;
 use crate::limits::Limits;
+use crate::mask::VocabCaches;
 use crate::vocab::Vocab;
-
-pub const ENV_VAR: &str = "GLRMASK_CACHE_DIR";
 
 #[derive(Clone, Debug)]
 pub struct CompileCache {
@@ -30,12 +30,6 @@ pub struct CompileCache {
 }
 
 impl CompileCache {
-    /// The cache named by `GLRMASK_CACHE_DIR`, if set and non-empty.
-    pub fn from_env() -> Option<CompileCache> {
-        let dir = std::env::var_os(ENV_VAR).filter(|d| !d.is_empty())?;
-        Some(CompileCache::new(PathBuf::from(dir)))
-    }
-
     pub fn new(dir: PathBuf) -> CompileCache {
         CompileCache { dir }
     }
@@ -73,10 +67,11 @@ impl CompileCache {
     }
 
     /// The cached constraint for `key`, if there is a loadable entry.
-    pub fn get(&self, key: &str, vocab: &Arc<Vocab>) -> Option<Arc<Constraint>> {
+    /// It shares `caches` (a session's, over `vocab`).
+    pub fn get(&self, key: &str, vocab: &Arc<Vocab>, caches: &Arc<VocabCaches>) -> Option<Arc<Constraint>> {
         let path = self.path(key);
         let data = std::fs::read(&path).ok()?;
-        match super::load(&data, Some(vocab.clone())) {
+        match super::load_sharing(&data, Some(vocab.clone()), Some(caches.clone())) {
             Ok(c) => Some(c),
             Err(_) => {
                 // Unloadable: drop it so the recompiled result replaces it.

@@ -37,6 +37,7 @@ use crate::constraint::{Constraint, Engine, Optimization, RuntimeLimits};
 use crate::error::{Error, ErrorKind, Result};
 use crate::grammar::Grammar;
 use crate::mask::compiled::{ParserDwa, StaticStats, StaticTables, TokenClasses};
+use crate::mask::VocabCaches;
 use crate::unlinked::UnlinkedConstraint;
 use crate::vocab::{TokenDef, TokenKind, Vocab, VocabMetadata};
 
@@ -270,11 +271,21 @@ pub fn read_header(data: &[u8]) -> Result<(Header, &[u8])> {
 /// artifact; for an embedded one it is optional and, if given, must be the
 /// same token mapping (it is then shared instead of rebuilt).
 pub fn load(data: &[u8], vocab: Option<Arc<Vocab>>) -> Result<Arc<Constraint>> {
+    load_sharing(data, vocab, None)
+}
+
+/// As [`load`]; the constraint shares a session's `caches` (when given,
+/// they must be over `vocab`'s token mapping).
+pub(crate) fn load_sharing(
+    data: &[u8],
+    vocab: Option<Arc<Vocab>>,
+    caches: Option<Arc<VocabCaches>>,
+) -> Result<Arc<Constraint>> {
     let (header, body) = read_header(data)?;
     if header.kind != Kind::Constraint {
         return Err(bad("this artifact holds an UnlinkedConstraint: load it with UnlinkedConstraint.load"));
     }
-    load_body(&header, body, vocab)
+    load_body_sharing(&header, body, vocab, caches)
 }
 
 /// Load an unlinked constraint (`vocab` as for [`load`]).
@@ -325,6 +336,15 @@ fn artifact_vocab(header: &Header, saved: Option<VocabBody>, given: Option<Arc<V
 /// [`load`] after the header: also the entry point of the fuzz target,
 /// which fixes up the checksum so that mutations reach the decoder.
 pub fn load_body(header: &Header, body: &[u8], vocab: Option<Arc<Vocab>>) -> Result<Arc<Constraint>> {
+    load_body_sharing(header, body, vocab, None)
+}
+
+fn load_body_sharing(
+    header: &Header,
+    body: &[u8],
+    vocab: Option<Arc<Vocab>>,
+    caches: Option<Arc<VocabCaches>>,
+) -> Result<Arc<Constraint>> {
     if header.kind != Kind::Constraint {
         return Err(bad("artifact header's kind does not match its body"));
     }
@@ -351,5 +371,6 @@ pub fn load_body(header: &Header, body: &[u8], vocab: Option<Arc<Vocab>>) -> Res
         body.limits,
         tables,
         body.fallback,
+        caches.unwrap_or_default(),
     )
 }

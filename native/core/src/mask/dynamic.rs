@@ -159,18 +159,25 @@ pub struct ConfigInteriors {
     parts: std::sync::Mutex<Parts>,
     /// At most this many interiors (0: every head takes the plain walk).
     max: usize,
+    /// Interiors of other grammars over the same vocabulary (a session's).
+    shared: Option<Arc<SharedInteriors>>,
 }
 
 impl Default for ConfigInteriors {
     fn default() -> Self {
-        ConfigInteriors { map: RwLock::default(), parts: Default::default(), max: MAX_INTERIORS }
+        ConfigInteriors { map: RwLock::default(), parts: Default::default(), max: MAX_INTERIORS, shared: None }
     }
 }
 
 impl ConfigInteriors {
     /// None: the plain walk for every head (the reference the tests compare with).
     pub fn none() -> ConfigInteriors {
-        ConfigInteriors { map: RwLock::default(), parts: Default::default(), max: 0 }
+        ConfigInteriors { max: 0, ..ConfigInteriors::default() }
+    }
+
+    /// Interiors that reuse (and add to) those of other grammars in `shared`.
+    pub fn sharing(shared: Arc<SharedInteriors>) -> ConfigInteriors {
+        ConfigInteriors { shared: Some(shared), ..ConfigInteriors::default() }
     }
 
     fn get(&self, lexer: &Lexer, c: LexConfigId, vocab: &Vocab) -> Option<Arc<ConfigInterior>> {
@@ -188,10 +195,10 @@ impl ConfigInteriors {
             let mut parts = self.parts.lock().unwrap_or_else(|e| e.into_inner());
             ConfigInterior::build(lexer, c, vocab.trie(), vocab.len(), &mut parts)
         };
-        let built = Arc::new(match LexerShape::of(lexer, c) {
+        let shape = self.shared.as_ref().and_then(|shared| Some((shared, LexerShape::of(lexer, c)?)));
+        let built = Arc::new(match shape {
             // Another grammar over this vocabulary may have walked the same lexer future.
-            Some(shape) => {
-                let shared = vocab.dynamic_interiors();
+            Some((shared, shape)) => {
                 let canonical = shared
                     .get(&shape.key)
                     .unwrap_or_else(|| shared.insert(shape.key.clone(), shape.to_canonical(&build())));

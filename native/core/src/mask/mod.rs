@@ -11,8 +11,10 @@ pub mod compiled;
 pub mod dynamic;
 pub mod exact;
 pub mod oracle;
+pub mod vocab_caches;
 
 use crate::sets::BitSet;
+pub use vocab_caches::VocabCaches;
 
 /// A token mask: bit i of word i/32 is token i.
 pub type TokenMask = BitSet;

@@ -20,7 +20,6 @@ use std::sync::Arc;
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::ids::TokenId;
-use crate::mask::compiled::InteriorCache;
 pub use trie::Trie;
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -38,10 +37,6 @@ pub struct Vocab {
     fingerprint: u64,
     trie: Trie,
     meta: VocabMetadata,
-    /// Lexer-side work of Static compiles, shared by every grammar over this vocabulary.
-    interior_cache: InteriorCache,
-    /// The Dynamic engine's configuration interiors, shared by every grammar over this vocabulary.
-    dynamic_interiors: crate::mask::dynamic::SharedInteriors,
 }
 
 /// What a loader knows about a vocabulary beyond id → bytes.
@@ -174,16 +169,7 @@ impl Vocab {
                 format!("end token {} is not a token of this vocabulary ({} ids)", t.0, kinds.len()),
             ));
         }
-        let mut vocab = Vocab {
-            data,
-            offsets,
-            kinds,
-            fingerprint: hash.finish(),
-            trie: Trie::default(),
-            meta,
-            interior_cache: InteriorCache::default(),
-            dynamic_interiors: Default::default(),
-        };
+        let mut vocab = Vocab { data, offsets, kinds, fingerprint: hash.finish(), trie: Trie::default(), meta };
         vocab.trie = Trie::build(&vocab);
         Ok(Arc::new(vocab))
     }
@@ -241,15 +227,6 @@ impl Vocab {
 
     pub fn trie(&self) -> &Trie {
         &self.trie
-    }
-
-    /// The cache of lexeme interiors that Static compiles over this vocabulary share.
-    pub fn interior_cache(&self) -> &InteriorCache {
-        &self.interior_cache
-    }
-
-    pub fn dynamic_interiors(&self) -> &crate::mask::dynamic::SharedInteriors {
-        &self.dynamic_interiors
     }
 
     pub fn metadata(&self) -> &VocabMetadata {

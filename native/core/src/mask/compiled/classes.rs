@@ -564,7 +564,7 @@ impl TokenClasses {
         max_classes: usize,
         max_walk_bytes: usize,
         threads: usize,
-        use_cache: bool,
+        cache: Option<&InteriorCache>,
         fuel: &mut Fuel,
     ) -> Result<TokenClasses> {
         let lexer = &g.lexer;
@@ -611,7 +611,7 @@ impl TokenClasses {
             g,
             vocab,
             keys: &keys,
-            cache: (use_cache && uniform_priority).then(|| vocab.interior_cache()),
+            cache: cache.filter(|_| uniform_priority),
             shapes: (0..g.grammar.terminals.len()).map(|_| std::sync::OnceLock::new()).collect(),
             adjacency: Adjacency::build(&g.normal, MAX_ADJACENCY_BITS),
         };

@@ -391,17 +391,10 @@ struct CacheInner {
     stats: InteriorCacheStats,
 }
 
-/// `GLRMASK_LEXEME_CACHE_MB` when set, else 256 MiB.
-fn default_max_bytes() -> usize {
-    std::env::var("GLRMASK_LEXEME_CACHE_MB")
-        .ok()
-        .and_then(|v| v.trim().parse::<usize>().ok())
-        .map_or(256 << 20, |mb| mb << 20)
-}
-
-impl Default for InteriorCache {
-    fn default() -> Self {
-        InteriorCache { inner: Mutex::default(), max_bytes: default_max_bytes() }
+impl InteriorCache {
+    /// An empty cache holding at most about `max_bytes`.
+    pub fn new(max_bytes: usize) -> InteriorCache {
+        InteriorCache { inner: Mutex::default(), max_bytes }
     }
 }
 

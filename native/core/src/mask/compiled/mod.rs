@@ -40,22 +40,9 @@ pub struct StaticLimits {
     pub lexeme_cache: bool,
 }
 
-/// `GLRMASK_NUM_THREADS` when set to a positive number, else the available cores.
+/// The available cores (a [`CompilerConfig`](crate::compiler::CompilerConfig) may set fewer).
 fn default_threads() -> usize {
-    threads_from_env().unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
-}
-
-/// Threads of a Static build in the background, while the same constraint
-/// already serves masks: `GLRMASK_NUM_THREADS` when set, else one core
-/// fewer than the process may use (at least one), so the build does not
-/// slow the masks it is meant to speed up.
-pub fn background_threads() -> usize {
-    threads_from_env()
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()).saturating_sub(1).max(1))
-}
-
-fn threads_from_env() -> Option<usize> {
-    std::env::var("GLRMASK_NUM_THREADS").ok().and_then(|v| v.trim().parse::<usize>().ok()).filter(|&n| n > 0)
+    std::thread::available_parallelism().map_or(1, |n| n.get())
 }
 
 /// The Static compile's work budget (`static_compile_fuel`), spent by its
@@ -173,7 +160,15 @@ impl StaticTables {
         StaticTables { classes, dwa, check_unions: CheckUnions::default(), stats }
     }
 
-    pub fn build(g: &CompiledGrammar, vocab: &Vocab, limits: &StaticLimits) -> Result<StaticTables> {
+    /// Build the tables; lexeme interiors are read from and added to
+    /// `cache` (a session's, shared by the grammars over `vocab`) when given
+    /// and `limits.lexeme_cache` allows.
+    pub fn build(
+        g: &CompiledGrammar,
+        vocab: &Vocab,
+        limits: &StaticLimits,
+        cache: Option<&InteriorCache>,
+    ) -> Result<StaticTables> {
         let mut fuel = Fuel::new(limits.fuel).with_deadline(limits.max_millis);
         // The Parser DWA reads the liveness entries of most LR states; build
         // them all, under `max_liveness_exits` (masks build them one by one).
@@ -185,7 +180,7 @@ impl StaticTables {
             limits.max_token_classes,
             limits.max_token_walk_bytes,
             limits.threads,
-            limits.lexeme_cache,
+            cache.filter(|_| limits.lexeme_cache),
             &mut fuel,
         )?;
         let classes_us = t.elapsed().as_micros() as u64;
