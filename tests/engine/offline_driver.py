@@ -48,6 +48,8 @@ def main(job_path: str, result_path: str) -> None:
     for request in job["requests"]:
         p = dict(request["params"])
         p["structured_outputs"] = StructuredOutputsParams(**p["structured_outputs"])
+        if "logit_bias" in p:  # JSON keys are strings; token ids are ints
+            p["logit_bias"] = {int(t): bias for t, bias in p["logit_bias"].items()}
         prompts.append(request["prompt"])
         params.append(SamplingParams(**p))
     if sequential:

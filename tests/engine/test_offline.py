@@ -107,3 +107,55 @@ def test_speculative_decoding_ngram(hermes_model, workdir):
     drafts = result["metrics"].get("vllm:spec_decode_num_draft_tokens", 0)
     assert drafts > 0, f"no draft tokens were proposed: {result['metrics']}"
     assert "grammar rejected" not in result["log"]
+
+
+THINK_END = "</think>"
+
+
+def _accepts(ok, text: str) -> bool:
+    try:
+        return bool(ok(text))
+    except Exception:  # noqa: BLE001  (not JSON at all, or a jsonschema ValidationError: not accepted)
+        return False
+
+
+@pytest.mark.parametrize("parser", ["deepseek_r1", "qwen3"])
+def test_reasoning_parser_leaves_thinking_free_and_enforces_after_it(hermes_model, workdir, parser):
+    """`--reasoning-parser` (deepseek_r1, qwen3; issue 47): vLLM leaves the thinking section free and the grammar
+    applies from the first token after `</think>` (an added token of the DeepSeek-V3 tokenizer, id 128822).
+
+    The random model is nudged to close its thinking after a few tokens (a logit bias on `</think>`, which only a
+    free row lets through at first): glrmask's batched step hands reasoning rows to vLLM's own loop and fills the
+    rest. A prompt that already closed its thinking is constrained from the first token."""
+    so = {"backend": "glrmask", "reasoning_parser": parser}
+    think_end = 128822
+    bias = {"logit_bias": {think_end: 9.0}}
+    thinking = [
+        {
+            "prompt": f"question {i}: <think>\n",
+            "params": {"n": 3, "max_tokens": 160, "seed": i, "structured_outputs": s, **bias},
+        }
+        for i, (s, _) in enumerate(CASES[:2])
+    ]
+    closed = [
+        {
+            "prompt": f"question {i}: <think>\nok</think>",
+            "params": {"n": 2, "max_tokens": 120, "seed": i, "structured_outputs": s},
+        }
+        for i, (s, _) in enumerate(CASES[:2])
+    ]
+    result = run_driver(
+        hermes_model, workdir, f"reasoning-{parser}", {"structured_outputs_config": so}, thinking + closed
+    )
+    assert "error" not in result, result.get("error")
+    free_rows = 0
+    for (_, ok), samples in zip(CASES[:2], result["outputs"][:2]):
+        for s in samples:
+            assert think_end in s["token_ids"], ("the thinking never ended", s)
+            reasoning, _, answer = s["text"].partition(THINK_END)
+            assert s["finish_reason"] == "stop" and ok(answer), (reasoning, answer)
+            # Free while thinking: what came before `</think>` is not what the grammar would have allowed.
+            free_rows += bool(reasoning) and not _accepts(ok, reasoning) and not reasoning.startswith(("{", "a"))
+    assert free_rows >= 2, result["outputs"][:2]
+    check_outputs(result["outputs"][2:], CASES[:2], n=2)
+    assert "grammar rejected" not in result["log"]
