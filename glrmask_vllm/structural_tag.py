@@ -26,13 +26,16 @@ its format, then more free text (`loop`) or the end of the format; `token_dispat
 Known gap shared by all free text (`any_text` in the core): it cannot end in a proper prefix of a pattern or excluded
 string right before that string or at the end of the output (xgrammar accepts `<<a>X` and `hi<a` for pattern `<a>`).
 
-Not supported (a clear error, never a silent pass-through): `json_schema` with a `style` other than `"json"` and
-`"qwen_xml"` (the XML argument styles of the DeepSeek-V3.2/V4, GLM-4.7, MiniMax, Cohere and Kimi-K3 templates).
+`json_schema` styles: `"json"`, and the XML argument styles `"qwen_xml"` (Qwen3-Coder), `"deepseek_xml"`
+(DeepSeek-V3.2/V4) and `"deepseek_v4_1_xml"` (`xml_arguments_grammar`). Not supported (a clear error, never a
+silent pass-through): the other XML styles (GLM-4.7, MiniMax, Cohere, Kimi-K3 templates).
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import glrmask
@@ -406,10 +409,12 @@ class _Translator:
         if kind in ("json_schema", "qwen_xml_parameter"):
             style = "qwen_xml" if kind == "qwen_xml_parameter" else node.get("style", "json")
             schema = _field(node, "json_schema", path, (dict, bool))
-            if style == "qwen_xml":
-                return self._forbid(qwen_xml_grammar(schema, path, self.approximations), _forbidden_in_content(ends))
+            if style in XML_STYLES:
+                grammar = xml_arguments_grammar(schema, path, style, self.approximations)
+                return self._forbid(grammar, _forbidden_in_content(ends))
             if style != "json":
-                raise _err(f"{path}.style", f"JSON style {style!r} is not supported by glrmask (json, qwen_xml are)")
+                supported = ", ".join(["json", *XML_STYLES])
+                raise _err(f"{path}.style", f"JSON style {style!r} is not supported by glrmask ({supported} are)")
             excludes = _field(node, "excludes", path, list, [])
             grammar = glrmask.Grammar.from_json_schema(
                 schema,
@@ -487,30 +492,104 @@ def _string_choices(schema: Any) -> list[str] | None:
     return None
 
 
+@dataclass(frozen=True)
+class XmlStyle:
+    """How a template writes one argument: `open_raw(name)` before a string value (raw text), `open_json(name)`
+    before any other (a JSON value with whitespace around), `close` after either; `open_any` + NAME + `name_end`
+    opens an argument of a tool without properties, then `raw_tail` or `json_tail`. No value contains one of
+    `markers` (the tool parser splits a call on them)."""
+
+    open_raw: Callable[[str], str]
+    open_json: Callable[[str], str]
+    close: str
+    open_any: str
+    name_regex: str
+    raw_tail: str
+    json_tail: str
+    markers: tuple[str, ...]
+    # A string enum value on its own lines (Qwen writes `<parameter=unit>\nc\n</parameter>`).
+    choice_newlines: bool
+
+
+def _deepseek_style(dsml: str) -> XmlStyle:
+    """DeepSeek-V3.2/V4 (`dsml` = `｜DSML｜parameter`) and V4.1 (`｜DSML｜ parameter`): `<DSML name="k"
+    string="true">raw</DSML>` for a string, `string="false"` and a JSON value for any other."""
+    return XmlStyle(
+        open_raw=lambda name: f'<{dsml} name="{name}" string="true">',
+        open_json=lambda name: f'<{dsml} name="{name}" string="false">',
+        close=f"</{dsml}>",
+        open_any=f'<{dsml} name="',
+        name_regex=r'[^"<>\n]+',
+        raw_tail='" string="true">',
+        json_tail='" string="false">',
+        markers=(f"</{dsml}>", f"<{dsml}", f"</{dsml.replace('parameter', 'invoke')}>"),
+        choice_newlines=False,
+    )
+
+
+XML_STYLES: dict[str, XmlStyle] = {
+    "qwen_xml": XmlStyle(
+        open_raw=lambda name: f"<parameter={name}>",
+        open_json=lambda name: f"<parameter={name}>",
+        close=_PARAM_END,
+        open_any="<parameter=",
+        name_regex=r"[^>\n]+",
+        raw_tail=">",
+        json_tail=">",
+        markers=(_PARAM_END, "<parameter=", "</function>"),
+        choice_newlines=True,
+    ),
+    "deepseek_xml": _deepseek_style("\uff5cDSML\uff5cparameter"),
+    "deepseek_v4_1_xml": _deepseek_style("\uff5cDSML\uff5c parameter"),
+}
+
+
 def qwen_xml_grammar(schema: dict | bool, path: str, approximations: list[str] | None = None) -> glrmask.Grammar:
-    """Arguments as Qwen3-Coder's XML: `<parameter=NAME>VALUE</parameter>` per property, in schema order (required
-    ones present), whitespace between; a string VALUE is raw text, any other a JSON value (`", "`/`": "`
-    separators) with whitespace around. No value contains `</parameter>`, `<parameter=` or `</function>` (vLLM's
-    qwen3_coder parser splits on them). Checked against xgrammar 0.2.8's `style="qwen_xml"`
-    (tests/test_vllm_plugin.py), which also takes JSON inside a value with any whitespace: glrmask takes the
-    separators above only. Keywords of a string property other than `type`/`enum`/`const` are not enforced.
-    What is not enforced exactly is appended to `approximations` (when given)."""
+    """Arguments as Qwen3-Coder's XML (`xml_arguments_grammar` with style `qwen_xml`)."""
+    return xml_arguments_grammar(schema, path, "qwen_xml", approximations)
+
+
+def xml_arguments_grammar(
+    schema: dict | bool, path: str, style: str, approximations: list[str] | None = None
+) -> glrmask.Grammar:
+    """A tool's arguments in one of the templates' XML styles (`XML_STYLES`): one element per property, in schema
+    order (required ones present), whitespace between; a string value is raw text, any other a JSON value
+    (`", "`/`": "` separators) with whitespace around. No value contains one of the style's markers (the tool
+    parser splits on them). Checked against xgrammar 0.2.8's styles (tests/test_vllm_plugin.py,
+    tests/test_vllm_structural_tag_formats.py), which also take JSON inside a value with any whitespace: glrmask
+    takes the separators above only. Keywords of a string property other than `type`/`enum`/`const` are not
+    enforced. What is not enforced exactly is appended to `approximations` (when given)."""
     if approximations is None:
         approximations = []
+    xml = XML_STYLES[style]
     ws = lambda: glrmask.Grammar.from_regex(_XML_WS)  # noqa: E731
-    # vLLM's qwen3_coder parser splits the call on these: no value may contain one (a JSON string value neither).
-    markers = [_PARAM_END, "<parameter=", "</function>"]
+    markers = list(xml.markers)
     raw = lambda: glrmask.Grammar.any_text(exclude=markers)  # noqa: E731
+
+    def json_value(sub: Any, name: str) -> glrmask.Grammar:
+        value = glrmask.Grammar.from_json_schema(
+            sub, whitespace="compact", separators=TAG_JSON_SEPARATORS, lenient=True
+        )
+        approximations.extend(
+            f"structural_tag{path}.json_schema #/properties/{name}: {k}" for k in value.ignored_keywords
+        )
+        return glrmask.Grammar.sequence([ws(), value.forbid(markers), ws()])
+
     props = schema.get("properties") if isinstance(schema, dict) else None
     if not isinstance(props, dict) or not props:
         # Unconstrained arguments (a non-strict tool): any parameters, any values.
+        values = [glrmask.Grammar.sequence([glrmask.Grammar.literal(xml.raw_tail), raw()])]
+        if xml.json_tail != xml.raw_tail:
+            not_string = {"type": ["number", "integer", "boolean", "null", "array", "object"]}
+            values.append(
+                glrmask.Grammar.sequence([glrmask.Grammar.literal(xml.json_tail), json_value(not_string, "*")])
+            )
         param = glrmask.Grammar.sequence(
             [
-                glrmask.Grammar.literal("<parameter="),
-                glrmask.Grammar.from_regex(r"[^>\n]+"),
-                glrmask.Grammar.literal(">"),
-                raw(),
-                glrmask.Grammar.literal(_PARAM_END),
+                glrmask.Grammar.literal(xml.open_any),
+                glrmask.Grammar.from_regex(xml.name_regex),
+                glrmask.Grammar.alternatives(values) if len(values) > 1 else values[0],
+                glrmask.Grammar.literal(xml.close),
                 ws(),
             ]
         )
@@ -520,33 +599,24 @@ def qwen_xml_grammar(schema: dict | bool, path: str, approximations: list[str] |
     for name, sub in props.items():
         choices = _string_choices(sub)
         if choices is not None:
-            # Raw text, like every string value: exactly one of the values, on its own lines or not.
-            nl = lambda: glrmask.Grammar.from_regex(r"\n?")  # noqa: E731
-            value = glrmask.Grammar.sequence([nl(), glrmask.Grammar.from_choice(choices), nl()])
+            # Raw text, like every string value: exactly one of the values (Qwen: on its own lines or not).
+            value = glrmask.Grammar.from_choice(choices)
+            if xml.choice_newlines:
+                nl = lambda: glrmask.Grammar.from_regex(r"\n?")  # noqa: E731
+                value = glrmask.Grammar.sequence([nl(), value, nl()])
+            opened = xml.open_raw(name)
         elif isinstance(sub, dict) and sub.get("type") == "string":
             extra = sorted(sub.keys() - {"type", "description", "title"})
             if extra:
                 approximations.append(
                     f"structural_tag{path}.json_schema #/properties/{name}: {', '.join(extra)} not enforced "
-                    "(a qwen_xml string value is raw text; only its type is)"
+                    f"(a {style} string value is raw text; only its type is)"
                 )
-            value = raw()
+            opened, value = xml.open_raw(name), raw()
         else:
-            json_value = glrmask.Grammar.from_json_schema(
-                sub, whitespace="compact", separators=TAG_JSON_SEPARATORS, lenient=True
-            )
-            approximations.extend(
-                f"structural_tag{path}.json_schema #/properties/{name}: {k}" for k in json_value.ignored_keywords
-            )
-            json_value = json_value.forbid(markers)
-            value = glrmask.Grammar.sequence([ws(), json_value, ws()])
+            opened, value = xml.open_json(name), json_value(sub, name)
         param = glrmask.Grammar.sequence(
-            [
-                glrmask.Grammar.literal(f"<parameter={name}>"),
-                value,
-                glrmask.Grammar.literal(_PARAM_END),
-                ws(),
-            ]
+            [glrmask.Grammar.literal(opened), value, glrmask.Grammar.literal(xml.close), ws()]
         )
         parts.append(param if name in required else glrmask.Grammar.repeat(param, 0, 1))
     return glrmask.Grammar.sequence(parts)

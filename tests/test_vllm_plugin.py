@@ -338,8 +338,8 @@ def test_token_formats_match_model_tokens():
     assert state.is_accepting()
 
 
-# Tool-call templates whose arguments are XML, not JSON (JSONSchemaFormat.style): not translated yet, a 400.
-XML_STYLE_MODELS = {"deepseek_v3_2", "deepseek_v4", "deepseek_v4_1", "glm_4_7"}  # qwen_xml is translated
+# Tool-call templates whose arguments are in an XML style glrmask does not translate yet (glm_xml): a 400.
+XML_STYLE_MODELS = {"glm_4_7"}  # qwen_xml, deepseek_xml and deepseek_v4_1_xml are translated
 
 
 def _structural_tag_models():
@@ -420,3 +420,74 @@ def test_qwen_xml_matches_xgrammar(xgr_compiler):
     # qwen3_coder parser splits on.
     assert not T_accepts(ours, '<parameter=city>P</parameter><parameter=o>{"a":1}</parameter>')
     assert not T_accepts(ours, '<parameter=city>P</parameter><parameter=o>{"</parameter>": 1}</parameter>')
+
+
+def _dsml_strings(p: str) -> list[str]:
+    """Arguments in DeepSeek's XML style, `p` its parameter element (`｜DSML｜parameter`, V4.1 `｜DSML｜ parameter`)."""
+    city = f'<{p} name="city" string="true">Paris</{p}>'
+    return [
+        city,
+        f"\n{city}\n",
+        f'{city}\n<{p} name="n" string="false">3</{p}>',
+        f'{city}<{p} name="n" string="false"> 3 </{p}>',
+        f'{city}<{p} name="n" string="true">3</{p}>',
+        f'<{p} name="n" string="false">3</{p}>{city}',
+        f'<{p} name="n" string="false">3</{p}>',
+        f'<{p} name="city" string="true">Pa<ris</{p}>',
+        f'<{p} name="city" string="true">Pa</{p}>ris</{p}>',
+        f'<{p} name="city" string="true"></{p}>',
+        f'<{p} name="city" string="true">Par\nis</{p}>',
+        f'<{p} name="city" string="false">"Paris"</{p}>',
+        f'{city}\n<{p} name="o" string="false">{{"a": 1}}</{p}>',
+        f'{city}<{p} name="unit" string="true">C</{p}>',
+        f'{city}<{p} name="unit" string="true">K</{p}>',
+        f'{city}<{p} name="unit" string="false">"C"</{p}>',
+        f'{city}\n\n<{p} name="n" string="false">\n3\n</{p}>\n',
+    ]
+
+
+@pytest.mark.parametrize(
+    "style,element",
+    [("deepseek_xml", "\uff5cDSML\uff5cparameter"), ("deepseek_v4_1_xml", "\uff5cDSML\uff5c parameter")],
+)
+def test_deepseek_xml_matches_xgrammar(xgr_compiler, style, element):
+    """`style: "deepseek_xml"` (DeepSeek-V3.2/V4 tool calls) and `"deepseek_v4_1_xml"` accept what xgrammar 0.2.8
+    accepts; a tool without properties takes any parameters."""
+    from glrmask_vllm.structural_tag import structural_tag_grammar
+
+    xgr, compiler = xgr_compiler
+    vocab = glrmask.Vocab.from_dict({bytes([i]): i for i in range(256)} | {b"<eos>": 256})
+    for schema, strings in [
+        (QWEN_XML_SCHEMA, _dsml_strings(element)),
+        (
+            {"type": "object"},
+            [
+                f'<{element} name="x" string="true">a b</{element}>',
+                f'<{element} name="x" string="false">[1, 2]</{element}>'
+                f'\n<{element} name="y" string="true">z</{element}>',
+                f'<{element} name="x" string="false">"s"</{element}>',
+                "",
+            ],
+        ),
+    ]:
+        fmt = {"type": "json_schema", "json_schema": schema, "style": style}
+        spec = json.dumps({"type": "structural_tag", "format": fmt})
+        ctx = compiler.compile_structural_tag(spec)
+        ours = structural_tag_grammar(spec, vocab).compile(vocab, end_tokens=[256])
+        eos = ctx.tokenizer_info.stop_token_ids[0]
+        for s in strings:
+            m = xgr.GrammarMatcher(ctx)
+            theirs = m.accept_string(s) and (m.is_terminated() or m.accept_token(eos))
+            assert T_accepts(ours, s) == bool(theirs), (style, s)
+    # Deliberately stricter: no value holds the element's end or start, nor the invoke's end (the parser splits).
+    ours = structural_tag_grammar(
+        json.dumps(
+            {
+                "type": "structural_tag",
+                "format": {"type": "json_schema", "json_schema": QWEN_XML_SCHEMA, "style": style},
+            }
+        ),
+        vocab,
+    ).compile(vocab, end_tokens=[256])
+    invoke_end = "</" + element.replace("parameter", "invoke") + ">"
+    assert not T_accepts(ours, f'<{element} name="city" string="true">a{invoke_end}b</{element}>')

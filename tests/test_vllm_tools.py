@@ -1,10 +1,11 @@
 """Tool calls through vLLM's own tool parsers, constrained by glrmask (issue 18, acceptance 5).
 
-For each parser (hermes, llama3_json, mistral, qwen3_coder) and tool_choice (`required` with and without parallel calls,
-named), vLLM's parser builds the request's constraint (`adjust_request`: a structural tag, or for the Mistral
-tokenizer a JSON schema), the API-side validation and the engine's manager compile it with glrmask, and
-generations are drawn uniformly at random from the bitmask rows over the family's tokenizer. vLLM's parser must
-read every generation back into calls whose arguments validate against their tool's schema (jsonschema).
+For each parser (hermes, llama3_json, mistral, qwen3_coder, deepseek_v32, deepseek_v41) and tool_choice (`required`
+with and without parallel calls, named), vLLM's parser builds the request's constraint (`adjust_request`: a
+structural tag, or for the Mistral tokenizer a JSON schema), the API-side validation and the engine's manager
+compile it with glrmask, and generations are drawn uniformly at random from the bitmask rows over the family's
+tokenizer. vLLM's parser must read every generation back into calls whose arguments validate against their tool's
+schema (jsonschema).
 
 Uniform sampling is the adversary a tag's end string inside a JSON string argument needs: with xgrammar it puts
 `</tool_call>` inside an argument about once in twelve generations, and vLLM's hermes parser then drops the call.
@@ -35,7 +36,9 @@ CACHE = Path(tempfile.gettempdir()) / "glrmask-vllm-test-tokenizers"
 NUM_TOOLS = 24  # Glaiveai2K function schemas, 3 per tool set
 # Generations per parser; qwen3_coder (beyond the issue's three parsers, and slower: raw-text values) runs fewer.
 GENERATIONS = int(os.environ.get("GLRMASK_TOOL_GENERATIONS", "200"))
-GENERATIONS_BY_PARSER = {} if "GLRMASK_TOOL_GENERATIONS" in os.environ else {"qwen3_coder": 60}
+GENERATIONS_BY_PARSER = (
+    {} if "GLRMASK_TOOL_GENERATIONS" in os.environ else {"qwen3_coder": 60, "deepseek_v32": 60, "deepseek_v41": 60}
+)
 MAX_TOKENS = 1000
 
 
@@ -45,7 +48,20 @@ def tokenizer_for(family: str):
     return T.load_tokenizer(T.make_tokenizer_dir(family, CACHE / family))
 
 
-PARSERS = [("hermes", "hermes"), ("llama3", "llama3_json"), ("mistral", "mistral"), ("hermes", "qwen3_coder")]
+PARSERS = [
+    ("hermes", "hermes"),
+    ("llama3", "llama3_json"),
+    ("mistral", "mistral"),
+    ("hermes", "qwen3_coder"),
+    ("hermes", "deepseek_v32"),
+    ("hermes", "deepseek_v41"),
+]
+# Raw-text XML argument values end only at the style's closing element: draws start to spell it now and then.
+XML_CLOSERS = {
+    "qwen3_coder": "</parameter>",
+    "deepseek_v32": "</\uff5cDSML\uff5cparameter>",
+    "deepseek_v41": "</\uff5cDSML\uff5c parameter>",
+}
 
 
 def tool_requests(tools: list[dict]):
@@ -136,8 +152,9 @@ def test_tool_calls_parse_and_validate(family, parser_name):
     mgr = T.make_manager(cfg, tok)
     rng = np.random.default_rng(18)
     punct = None
-    # Qwen3-Coder's XML arguments: a string value is raw text that only `</parameter>` ends.
-    closers = [tok.encode("</parameter>", add_special_tokens=False)] if parser_name == "qwen3_coder" else []
+    # XML arguments (Qwen3-Coder, DeepSeek-V3.2/V4.1): a string value is raw text that only the closing element ends.
+    closer = XML_CLOSERS.get(parser_name)
+    closers = [tok.encode(closer, add_special_tokens=False)] if closer else []
     variants = tool_requests(tools)
     kinds = Counter()
     failures = []
