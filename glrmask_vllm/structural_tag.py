@@ -27,8 +27,8 @@ Known gap shared by all free text (`any_text` in the core): it cannot end in a p
 string right before that string or at the end of the output (xgrammar accepts `<<a>X` and `hi<a` for pattern `<a>`).
 
 `json_schema` styles: `"json"`, and the XML argument styles `"qwen_xml"` (Qwen3-Coder), `"deepseek_xml"`
-(DeepSeek-V3.2/V4) and `"deepseek_v4_1_xml"` (`xml_arguments_grammar`). Not supported (a clear error, never a
-silent pass-through): the other XML styles (GLM-4.7, MiniMax, Cohere, Kimi-K3 templates).
+(DeepSeek-V3.2/V4), `"deepseek_v4_1_xml"` and `"glm_xml"` (GLM-4.7) (`xml_arguments_grammar`). Not supported (a
+clear error, never a silent pass-through): the other XML styles (MiniMax, Cohere, Kimi-K3 templates).
 """
 
 from __future__ import annotations
@@ -495,17 +495,17 @@ def _string_choices(schema: Any) -> list[str] | None:
 @dataclass(frozen=True)
 class XmlStyle:
     """How a template writes one argument: `open_raw(name)` before a string value (raw text), `open_json(name)`
-    before any other (a JSON value with whitespace around), `close` after either; `open_any` + NAME + `name_end`
-    opens an argument of a tool without properties, then `raw_tail` or `json_tail`. No value contains one of
-    `markers` (the tool parser splits a call on them)."""
+    before any other (a JSON value with whitespace around), `close` after either; an opening is a few literals
+    with whitespace allowed between them. `open_any` + NAME + `raw_tail` or `json_tail` opens an argument of a
+    tool without properties. No value contains one of `markers` (the tool parser splits a call on them)."""
 
-    open_raw: Callable[[str], str]
-    open_json: Callable[[str], str]
+    open_raw: Callable[[str], tuple[str, ...]]
+    open_json: Callable[[str], tuple[str, ...]]
     close: str
     open_any: str
     name_regex: str
-    raw_tail: str
-    json_tail: str
+    raw_tail: tuple[str, ...]
+    json_tail: tuple[str, ...]
     markers: tuple[str, ...]
     # A string enum value on its own lines (Qwen writes `<parameter=unit>\nc\n</parameter>`).
     choice_newlines: bool
@@ -515,13 +515,13 @@ def _deepseek_style(dsml: str) -> XmlStyle:
     """DeepSeek-V3.2/V4 (`dsml` = `｜DSML｜parameter`) and V4.1 (`｜DSML｜ parameter`): `<DSML name="k"
     string="true">raw</DSML>` for a string, `string="false"` and a JSON value for any other."""
     return XmlStyle(
-        open_raw=lambda name: f'<{dsml} name="{name}" string="true">',
-        open_json=lambda name: f'<{dsml} name="{name}" string="false">',
+        open_raw=lambda name: (f'<{dsml} name="{name}" string="true">',),
+        open_json=lambda name: (f'<{dsml} name="{name}" string="false">',),
         close=f"</{dsml}>",
         open_any=f'<{dsml} name="',
         name_regex=r'[^"<>\n]+',
-        raw_tail='" string="true">',
-        json_tail='" string="false">',
+        raw_tail=('" string="true">',),
+        json_tail=('" string="false">',),
         markers=(f"</{dsml}>", f"<{dsml}", f"</{dsml.replace('parameter', 'invoke')}>"),
         choice_newlines=False,
     )
@@ -529,18 +529,30 @@ def _deepseek_style(dsml: str) -> XmlStyle:
 
 XML_STYLES: dict[str, XmlStyle] = {
     "qwen_xml": XmlStyle(
-        open_raw=lambda name: f"<parameter={name}>",
-        open_json=lambda name: f"<parameter={name}>",
+        open_raw=lambda name: (f"<parameter={name}>",),
+        open_json=lambda name: (f"<parameter={name}>",),
         close=_PARAM_END,
         open_any="<parameter=",
         name_regex=r"[^>\n]+",
-        raw_tail=">",
-        json_tail=">",
+        raw_tail=(">",),
+        json_tail=(">",),
         markers=(_PARAM_END, "<parameter=", "</function>"),
         choice_newlines=True,
     ),
     "deepseek_xml": _deepseek_style("\uff5cDSML\uff5cparameter"),
     "deepseek_v4_1_xml": _deepseek_style("\uff5cDSML\uff5c parameter"),
+    # GLM-4.7: `<arg_key>k</arg_key>` then `<arg_value>v</arg_value>`, whitespace between the two.
+    "glm_xml": XmlStyle(
+        open_raw=lambda name: (f"<arg_key>{name}</arg_key>", "<arg_value>"),
+        open_json=lambda name: (f"<arg_key>{name}</arg_key>", "<arg_value>"),
+        close="</arg_value>",
+        open_any="<arg_key>",
+        name_regex=r"[^<>\n]+",
+        raw_tail=("</arg_key>", "<arg_value>"),
+        json_tail=("</arg_key>", "<arg_value>"),
+        markers=("</arg_value>", "<arg_key>", "</tool_call>"),
+        choice_newlines=False,
+    ),
 }
 
 
@@ -566,6 +578,12 @@ def xml_arguments_grammar(
     markers = list(xml.markers)
     raw = lambda: glrmask.Grammar.any_text(exclude=markers)  # noqa: E731
 
+    def opening(parts: tuple[str, ...]) -> list[glrmask.Grammar]:
+        out = [glrmask.Grammar.literal(parts[0])]
+        for part in parts[1:]:
+            out += [ws(), glrmask.Grammar.literal(part)]
+        return out
+
     def json_value(sub: Any, name: str) -> glrmask.Grammar:
         value = glrmask.Grammar.from_json_schema(
             sub, whitespace="compact", separators=TAG_JSON_SEPARATORS, lenient=True
@@ -578,12 +596,10 @@ def xml_arguments_grammar(
     props = schema.get("properties") if isinstance(schema, dict) else None
     if not isinstance(props, dict) or not props:
         # Unconstrained arguments (a non-strict tool): any parameters, any values.
-        values = [glrmask.Grammar.sequence([glrmask.Grammar.literal(xml.raw_tail), raw()])]
+        values = [glrmask.Grammar.sequence([*opening(xml.raw_tail), raw()])]
         if xml.json_tail != xml.raw_tail:
             not_string = {"type": ["number", "integer", "boolean", "null", "array", "object"]}
-            values.append(
-                glrmask.Grammar.sequence([glrmask.Grammar.literal(xml.json_tail), json_value(not_string, "*")])
-            )
+            values.append(glrmask.Grammar.sequence([*opening(xml.json_tail), json_value(not_string, "*")]))
         param = glrmask.Grammar.sequence(
             [
                 glrmask.Grammar.literal(xml.open_any),
@@ -615,9 +631,7 @@ def xml_arguments_grammar(
             opened, value = xml.open_raw(name), raw()
         else:
             opened, value = xml.open_json(name), json_value(sub, name)
-        param = glrmask.Grammar.sequence(
-            [glrmask.Grammar.literal(opened), value, glrmask.Grammar.literal(xml.close), ws()]
-        )
+        param = glrmask.Grammar.sequence([*opening(opened), value, glrmask.Grammar.literal(xml.close), ws()])
         parts.append(param if name in required else glrmask.Grammar.repeat(param, 0, 1))
     return glrmask.Grammar.sequence(parts)
 

@@ -131,10 +131,10 @@ BAD = [
     (
         {
             "structural_tag": json.dumps(
-                {"type": "structural_tag", "format": {"type": "json_schema", "json_schema": {}, "style": "glm_xml"}}
+                {"type": "structural_tag", "format": {"type": "json_schema", "json_schema": {}, "style": "cohere_xml"}}
             )
         },
-        "glm_xml",
+        "cohere_xml",
     ),
     ({"choice": []}, "empty list"),
     ({"grammar": "   "}, "empty string"),
@@ -338,8 +338,9 @@ def test_token_formats_match_model_tokens():
     assert state.is_accepting()
 
 
-# Tool-call templates whose arguments are in an XML style glrmask does not translate yet (glm_xml): a 400.
-XML_STYLE_MODELS = {"glm_4_7"}  # qwen_xml, deepseek_xml and deepseek_v4_1_xml are translated
+# Tool-call templates whose arguments are in an XML style glrmask does not translate yet: a 400. None of vLLM
+# 0.33's (qwen_xml, deepseek_xml, deepseek_v4_1_xml and glm_xml are translated).
+XML_STYLE_MODELS: set[str] = set()
 
 
 def _structural_tag_models():
@@ -491,3 +492,40 @@ def test_deepseek_xml_matches_xgrammar(xgr_compiler, style, element):
     ).compile(vocab, end_tokens=[256])
     invoke_end = "</" + element.replace("parameter", "invoke") + ">"
     assert not T_accepts(ours, f'<{element} name="city" string="true">a{invoke_end}b</{element}>')
+
+
+GLM_XML_STRINGS = [
+    "<arg_key>city</arg_key><arg_value>Paris</arg_value>",
+    "<arg_key>city</arg_key>\n<arg_value>Paris</arg_value>\n",
+    "<arg_key>city</arg_key><arg_value> Paris </arg_value>",
+    "<arg_key>city</arg_key><arg_value>Paris</arg_value><arg_key>n</arg_key><arg_value>3</arg_value>",
+    "<arg_key>city</arg_key><arg_value>Paris</arg_value>\n<arg_key>n</arg_key> <arg_value> 3 </arg_value>",
+    "<arg_key>n</arg_key><arg_value>3</arg_value>",
+    "<arg_key>city</arg_key><arg_value>Pa</arg_value>ris</arg_value>",
+    "<arg_key>city</arg_key><arg_value>Pa<ris</arg_value>",
+    "<arg_key>city</arg_key><arg_value>Paris</arg_value><arg_key>unit</arg_key><arg_value>C</arg_value>",
+    "<arg_key>city</arg_key><arg_value>Paris</arg_value><arg_key>unit</arg_key><arg_value>K</arg_value>",
+    '<arg_key>city</arg_key><arg_value>Paris</arg_value><arg_key>o</arg_key><arg_value>{"a": 1}</arg_value>',
+    "<arg_key>city</arg_key><arg_value>Paris</arg_value><arg_key>n</arg_key><arg_value>x</arg_value>",
+]
+
+
+def test_glm_xml_matches_xgrammar(xgr_compiler):
+    """`style: "glm_xml"` (GLM-4.7 tool calls) accepts what xgrammar 0.2.8 accepts."""
+    from glrmask_vllm.structural_tag import structural_tag_grammar
+
+    xgr, compiler = xgr_compiler
+    vocab = glrmask.Vocab.from_dict({bytes([i]): i for i in range(256)} | {b"<eos>": 256})
+    for schema, strings in [
+        (QWEN_XML_SCHEMA, GLM_XML_STRINGS),
+        ({"type": "object"}, ["<arg_key>x</arg_key><arg_value>[1, 2]</arg_value>", ""]),
+    ]:
+        spec = json.dumps({"type": "structural_tag", "format": {"type": "json_schema", "json_schema": schema,
+                                                                 "style": "glm_xml"}})  # fmt: skip
+        ctx = compiler.compile_structural_tag(spec)
+        ours = structural_tag_grammar(spec, vocab).compile(vocab, end_tokens=[256])
+        eos = ctx.tokenizer_info.stop_token_ids[0]
+        for s in strings:
+            m = xgr.GrammarMatcher(ctx)
+            theirs = m.accept_string(s) and (m.is_terminated() or m.accept_token(eos))
+            assert T_accepts(ours, s) == bool(theirs), s

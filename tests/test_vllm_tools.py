@@ -1,7 +1,7 @@
 """Tool calls through vLLM's own tool parsers, constrained by glrmask (issue 18, acceptance 5).
 
-For each parser (hermes, llama3_json, mistral, qwen3_coder, deepseek_v32, deepseek_v41) and tool_choice (`required`
-with and without parallel calls, named), vLLM's parser builds the request's constraint (`adjust_request`: a
+For each parser (hermes, llama3_json, mistral, qwen3_coder, deepseek_v32, deepseek_v41, glm47) and tool_choice
+(`required` with and without parallel calls, named), vLLM's parser builds the request's constraint (`adjust_request`: a
 structural tag, or for the Mistral tokenizer a JSON schema), the API-side validation and the engine's manager
 compile it with glrmask, and generations are drawn uniformly at random from the bitmask rows over the family's
 tokenizer. vLLM's parser must read every generation back into calls whose arguments validate against their tool's
@@ -37,7 +37,9 @@ NUM_TOOLS = 24  # Glaiveai2K function schemas, 3 per tool set
 # Generations per parser; qwen3_coder (beyond the issue's three parsers, and slower: raw-text values) runs fewer.
 GENERATIONS = int(os.environ.get("GLRMASK_TOOL_GENERATIONS", "200"))
 GENERATIONS_BY_PARSER = (
-    {} if "GLRMASK_TOOL_GENERATIONS" in os.environ else {"qwen3_coder": 60, "deepseek_v32": 60, "deepseek_v41": 60}
+    {}
+    if "GLRMASK_TOOL_GENERATIONS" in os.environ
+    else {"qwen3_coder": 60, "deepseek_v32": 60, "deepseek_v41": 60, "glm47": 60}
 )
 MAX_TOKENS = 1000
 
@@ -55,12 +57,14 @@ PARSERS = [
     ("hermes", "qwen3_coder"),
     ("hermes", "deepseek_v32"),
     ("hermes", "deepseek_v41"),
+    ("hermes", "glm47"),
 ]
 # Raw-text XML argument values end only at the style's closing element: draws start to spell it now and then.
 XML_CLOSERS = {
     "qwen3_coder": "</parameter>",
     "deepseek_v32": "</\uff5cDSML\uff5cparameter>",
     "deepseek_v41": "</\uff5cDSML\uff5c parameter>",
+    "glm47": "</arg_value>",
 }
 
 
