@@ -7,9 +7,9 @@ across threads and across ``generate()`` calls) whose end tokens are the tokeniz
 sequence (or the model's generation config's, when ``model=`` is given).
 
 Why it exists: building a ``Vocab`` from a 129k-id tokenizer costs tens of milliseconds and the
-core caches lexeme walks inside it (README "Engines": keep one ``Vocab`` per model), so vocabularies
-are cached per tokenizer object; compiled constraints are cached by their description, so
-``num_return_sequences`` or a repeated tool list compiles once.
+core shares compile work across the grammars of one session (README "Engines"), so vocabularies are
+cached per tokenizer object, each with one ``glrmask.Compiler`` session whose cache answers a grammar
+compiled before: ``num_return_sequences`` or a repeated tool list compiles once.
 
 JSON Schemas are converted leniently by default: a keyword no grammar can enforce (``uniqueItems``, a
 ``oneOf`` glrmask cannot prove disjoint, ...) is over-approximated instead of raising. :func:`json_schema`
@@ -46,6 +46,7 @@ __all__ = [
     "regex",
     "choice",
     "compile_grammar",
+    "compiler_for",
     "parse_tool_calls",
     "ToolCalls",
     "SchemaConstraint",
@@ -170,10 +171,20 @@ def _logits_width(model: Any) -> Optional[int]:
 
 
 # ---------------------------------------------------------------------------------------------
-# Compiled-constraint cache, keyed by what the grammar was made from.
+# One compile session per vocabulary: its cache (keyed by the grammar's content, bounded by the tables' heap
+# bytes) answers a grammar compiled before, so `num_return_sequences` or a repeated tool list compiles once.
 
-_MAX_COMPILED = 256
-_compiled: OrderedDict[tuple, glrmask.Constraint] = OrderedDict()
+_CACHE_MB = 512
+_compilers: weakref.WeakKeyDictionary[glrmask.Vocab, glrmask.Compiler] = weakref.WeakKeyDictionary()
+
+
+def compiler_for(vocab: glrmask.Vocab) -> glrmask.Compiler:
+    """The ``glrmask.Compiler`` session the constructors compile ``vocab``'s grammars in (one per vocabulary)."""
+    with _lock:
+        compiler = _compilers.get(vocab)
+        if compiler is None:
+            compiler = _compilers[vocab] = glrmask.Compiler(vocab, cache_mb=_CACHE_MB)
+        return compiler
 
 
 def compile_grammar(
@@ -186,10 +197,9 @@ def compile_grammar(
     optimization: Any = None,
     cache_key: Any = None,
 ) -> glrmask.Constraint:
-    """Compile ``grammar`` (or ``grammar(vocab)``) against the tokenizer's cached vocabulary.
-
-    With a ``cache_key`` (a hashable description of the grammar) the result is cached, so asking
-    twice for the same schema or tool list compiles once.
+    """Compile ``grammar`` (or ``grammar(vocab)``) against the tokenizer's cached vocabulary, in its session
+    (:func:`compiler_for`): asking twice for the same grammar compiles once. ``cache_key`` is accepted for
+    compatibility and not needed (the session keys by the grammar's content).
     """
     return _compile(
         grammar,
@@ -198,7 +208,6 @@ def compile_grammar(
         end_tokens=end_tokens,
         vocab_size=vocab_size,
         optimization=optimization,
-        cache_key=cache_key,
     )
 
 
@@ -210,23 +219,14 @@ def _compile(
     end_tokens: Optional[Iterable[int]],
     vocab_size: Optional[int],
     optimization: Any,
-    cache_key: Any,
     finish: Optional[Callable[[glrmask.Constraint], Any]] = None,
 ) -> Any:
-    """``compile_grammar``; ``finish`` turns the compiled constraint into what is returned and cached."""
+    """``compile_grammar``; ``finish`` turns the compiled constraint into what is returned."""
     if vocab_size is None:
         vocab_size = _logits_width(model)
     vocab = vocab_for(tokenizer, vocab_size)
     ends = sorted(set(end_tokens)) if end_tokens is not None else end_token_ids(tokenizer, vocab, model)
     opt = optimization if optimization is not None else glrmask.Optimization.AUTO
-    key = None
-    if cache_key is not None:
-        key = (vocab.fingerprint, len(vocab), cache_key, tuple(ends), getattr(opt, "value", opt))
-        with _lock:
-            hit = _compiled.get(key)
-            if hit is not None:
-                _compiled.move_to_end(key)
-                return hit
     g = grammar(vocab) if callable(grammar) else grammar
     if end_tokens is None:
         # A stop token the grammar names itself (`<|eom_id|>` closing a tool call) is the grammar's there.
@@ -234,15 +234,8 @@ def _compile(
         ends = [t for t in ends if t not in named]
     # The default serves at once (Dynamic) and switches to Static when its background build is done, so that a
     # large schema's Static compile never delays the first token. The masks are the same throughout.
-    constraint = g.compile(vocab, end_tokens=ends, optimization=opt, background=optimization is None)
-    if finish is not None:
-        constraint = finish(constraint)
-    if key is not None:
-        with _lock:
-            _compiled[key] = constraint
-            while len(_compiled) > _MAX_COMPILED:
-                _compiled.popitem(last=False)
-    return constraint
+    constraint = compiler_for(vocab).compile(g, ends, opt, background=optimization is None)
+    return finish(constraint) if finish is not None else constraint
 
 
 def _schema_dict(schema: Any) -> Any:
@@ -372,7 +365,6 @@ def json_schema(
         end_tokens=end_tokens,
         vocab_size=vocab_size,
         optimization=optimization,
-        cache_key=key,
         finish=lambda constraint: SchemaConstraint(constraint, ignored),
     )
 
@@ -382,7 +374,6 @@ def lark(tokenizer: Any, text: str, *, start: str = "start", **compile_options: 
     return compile_grammar(
         lambda _v: glrmask.Grammar.from_lark(text, start=start),
         tokenizer,
-        cache_key=("lark", text, start),
         **compile_options,
     )
 
@@ -392,24 +383,19 @@ def gbnf(tokenizer: Any, text: str, *, start: Optional[str] = None, **compile_op
     return compile_grammar(
         lambda _v: glrmask.Grammar.from_ebnf(text, start=start),
         tokenizer,
-        cache_key=("gbnf", text, start),
         **compile_options,
     )
 
 
 def regex(tokenizer: Any, pattern: str, **compile_options: Any) -> glrmask.Constraint:
     """Text fully matching a regex (Python ``re`` syntax)."""
-    return compile_grammar(
-        lambda _v: glrmask.Grammar.from_regex(pattern), tokenizer, cache_key=("regex", pattern), **compile_options
-    )
+    return compile_grammar(lambda _v: glrmask.Grammar.from_regex(pattern), tokenizer, **compile_options)
 
 
 def choice(tokenizer: Any, choices: Sequence[str], **compile_options: Any) -> glrmask.Constraint:
     """Exactly one of ``choices``."""
     items = list(choices)
-    return compile_grammar(
-        lambda _v: glrmask.Grammar.from_choice(items), tokenizer, cache_key=("choice", tuple(items)), **compile_options
-    )
+    return compile_grammar(lambda _v: glrmask.Grammar.from_choice(items), tokenizer, **compile_options)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -559,8 +545,6 @@ def tool_calls(
         raise ValueError("tool_calls needs at least one tool")
     mode, name = _tool_choice(tool_choice, [f["name"] for f in functions])
     opts = _lenient_by_default(schema_options)
-    spec = {"tools": functions, "mode": mode, "name": name, "parallel": bool(parallel_tool_calls), "format": format}
-    key = _key("tool_calls", spec, opts)
     ignored: list[str] = []
 
     def build(vocab: glrmask.Vocab) -> glrmask.Grammar:
@@ -579,7 +563,6 @@ def tool_calls(
         end_tokens=end_tokens,
         vocab_size=vocab_size,
         optimization=optimization,
-        cache_key=key,
         finish=lambda constraint: SchemaConstraint(constraint, ignored),
     )
 

@@ -20,7 +20,7 @@ use crate::tokens::{ExactToken, ExactTokens};
 /// Ids not given are gaps that are never allowed. Special/added tokens and
 /// empty byte strings are exact-only tokens (never matched as bytes; allowed
 /// only as end tokens or where a grammar binds them).
-#[pyclass(module = "glrmask._internal", frozen)]
+#[pyclass(module = "glrmask._internal", frozen, weakref)]
 pub(crate) struct Vocab {
     pub(crate) inner: Arc<core::Vocab>,
     /// The default compile session (`Grammar.compile(vocab)`), made from the environment on first use.
