@@ -27,8 +27,9 @@ Known gap shared by all free text (`any_text` in the core): it cannot end in a p
 string right before that string or at the end of the output (xgrammar accepts `<<a>X` and `hi<a` for pattern `<a>`).
 
 `json_schema` styles: `"json"`, and the XML argument styles `"qwen_xml"` (Qwen3-Coder), `"deepseek_xml"`
-(DeepSeek-V3.2/V4), `"deepseek_v4_1_xml"` and `"glm_xml"` (GLM-4.7) (`xml_arguments_grammar`). Not supported (a
-clear error, never a silent pass-through): the other XML styles (MiniMax, Cohere, Kimi-K3 templates).
+(DeepSeek-V3.2/V4), `"deepseek_v4_1_xml"`, `"glm_xml"` (GLM-4.7) and `"minimax_xml"` (MiniMax-M2)
+(`xml_arguments_grammar`). Not supported (a clear error, never a silent pass-through): the other XML styles
+(minimax_m3, cohere, kimi_k3).
 """
 
 from __future__ import annotations
@@ -507,8 +508,6 @@ class XmlStyle:
     raw_tail: tuple[str, ...]
     json_tail: tuple[str, ...]
     markers: tuple[str, ...]
-    # A string enum value on its own lines (Qwen writes `<parameter=unit>\nc\n</parameter>`).
-    choice_newlines: bool
 
 
 def _deepseek_style(dsml: str) -> XmlStyle:
@@ -523,7 +522,6 @@ def _deepseek_style(dsml: str) -> XmlStyle:
         raw_tail=('" string="true">',),
         json_tail=('" string="false">',),
         markers=(f"</{dsml}>", f"<{dsml}", f"</{dsml.replace('parameter', 'invoke')}>"),
-        choice_newlines=False,
     )
 
 
@@ -537,7 +535,17 @@ XML_STYLES: dict[str, XmlStyle] = {
         raw_tail=(">",),
         json_tail=(">",),
         markers=(_PARAM_END, "<parameter=", "</function>"),
-        choice_newlines=True,
+    ),
+    # MiniMax-M2: `<parameter name="k">v</parameter>` inside `<invoke name="f">`.
+    "minimax_xml": XmlStyle(
+        open_raw=lambda name: (f'<parameter name="{name}">',),
+        open_json=lambda name: (f'<parameter name="{name}">',),
+        close=_PARAM_END,
+        open_any='<parameter name="',
+        name_regex=r'[^"<>\n]+',
+        raw_tail=('">',),
+        json_tail=('">',),
+        markers=(_PARAM_END, "<parameter name=", "</invoke>"),
     ),
     "deepseek_xml": _deepseek_style("\uff5cDSML\uff5cparameter"),
     "deepseek_v4_1_xml": _deepseek_style("\uff5cDSML\uff5c parameter"),
@@ -551,7 +559,6 @@ XML_STYLES: dict[str, XmlStyle] = {
         raw_tail=("</arg_key>", "<arg_value>"),
         json_tail=("</arg_key>", "<arg_value>"),
         markers=("</arg_value>", "<arg_key>", "</tool_call>"),
-        choice_newlines=False,
     ),
 }
 
@@ -615,12 +622,9 @@ def xml_arguments_grammar(
     for name, sub in props.items():
         choices = _string_choices(sub)
         if choices is not None:
-            # Raw text, like every string value: exactly one of the values (Qwen: on its own lines or not).
-            value = glrmask.Grammar.from_choice(choices)
-            if xml.choice_newlines:
-                nl = lambda: glrmask.Grammar.from_regex(r"\n?")  # noqa: E731
-                value = glrmask.Grammar.sequence([nl(), value, nl()])
-            opened = xml.open_raw(name)
+            # Exactly one of the values, with nothing around it: xgrammar allows whitespace there, which the
+            # qwen3_coder parser strips and the mimo parser keeps (an enum value then fails validation).
+            opened, value = xml.open_raw(name), glrmask.Grammar.from_choice(choices)
         elif isinstance(sub, dict) and sub.get("type") == "string":
             extra = sorted(sub.keys() - {"type", "description", "title"})
             if extra:

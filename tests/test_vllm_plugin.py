@@ -339,7 +339,7 @@ def test_token_formats_match_model_tokens():
 
 
 # Tool-call templates whose arguments are in an XML style glrmask does not translate yet: a 400. None of vLLM
-# 0.33's (qwen_xml, deepseek_xml, deepseek_v4_1_xml and glm_xml are translated).
+# 0.33's (qwen_xml, deepseek_xml, deepseek_v4_1_xml, glm_xml and minimax_xml are translated).
 XML_STYLE_MODELS: set[str] = set()
 
 
@@ -510,22 +510,39 @@ GLM_XML_STRINGS = [
 ]
 
 
-def test_glm_xml_matches_xgrammar(xgr_compiler):
-    """`style: "glm_xml"` (GLM-4.7 tool calls) accepts what xgrammar 0.2.8 accepts."""
+MINIMAX_XML_STRINGS = [
+    '<parameter name="city">Paris</parameter>',
+    '\n<parameter name="city">Paris</parameter>\n<parameter name="n">3</parameter>\n',
+    '<parameter name="city">Paris</parameter><parameter name="n"> 3 </parameter>',
+    '<parameter name="n">3</parameter>',
+    '<parameter name="city">Pa</parameter>ris</parameter>',
+    '<parameter name="city">Paris</parameter><parameter name="unit">C</parameter>',
+    '<parameter name="city">Paris</parameter><parameter name="unit">K</parameter>',
+    '<parameter name="city">Paris</parameter><parameter name="o">{"a": 1}</parameter>',
+]
+
+
+@pytest.mark.parametrize(
+    "style,strings,free",
+    [
+        ("glm_xml", GLM_XML_STRINGS, "<arg_key>x</arg_key><arg_value>[1, 2]</arg_value>"),
+        ("minimax_xml", MINIMAX_XML_STRINGS, '<parameter name="x">[1, 2]</parameter>'),
+    ],
+)
+def test_glm_and_minimax_xml_match_xgrammar(xgr_compiler, style, strings, free):
+    """`style: "glm_xml"` (GLM-4.7 tool calls) and `"minimax_xml"` (MiniMax-M2) accept what xgrammar 0.2.8 accepts;
+    a tool without properties takes any parameters."""
     from glrmask_vllm.structural_tag import structural_tag_grammar
 
     xgr, compiler = xgr_compiler
     vocab = glrmask.Vocab.from_dict({bytes([i]): i for i in range(256)} | {b"<eos>": 256})
-    for schema, strings in [
-        (QWEN_XML_SCHEMA, GLM_XML_STRINGS),
-        ({"type": "object"}, ["<arg_key>x</arg_key><arg_value>[1, 2]</arg_value>", ""]),
-    ]:
+    for schema, cases in [(QWEN_XML_SCHEMA, strings), ({"type": "object"}, [free, ""])]:
         spec = json.dumps({"type": "structural_tag", "format": {"type": "json_schema", "json_schema": schema,
-                                                                 "style": "glm_xml"}})  # fmt: skip
+                                                                 "style": style}})  # fmt: skip
         ctx = compiler.compile_structural_tag(spec)
         ours = structural_tag_grammar(spec, vocab).compile(vocab, end_tokens=[256])
         eos = ctx.tokenizer_info.stop_token_ids[0]
-        for s in strings:
+        for s in cases:
             m = xgr.GrammarMatcher(ctx)
             theirs = m.accept_string(s) and (m.is_terminated() or m.accept_token(eos))
-            assert T_accepts(ours, s) == bool(theirs), s
+            assert T_accepts(ours, s) == bool(theirs), (style, s)

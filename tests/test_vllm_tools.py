@@ -1,6 +1,7 @@
 """Tool calls through vLLM's own tool parsers, constrained by glrmask (issue 18, acceptance 5).
 
-For each parser (hermes, llama3_json, mistral, qwen3_coder, deepseek_v32, deepseek_v41, glm47) and tool_choice
+For each parser (hermes, llama3_json, mistral, and the XML-argument ones: qwen3_coder, mimo, deepseek_v32/v4/v41,
+glm45/47, minimax_m2) and tool_choice
 (`required` with and without parallel calls, named), vLLM's parser builds the request's constraint (`adjust_request`: a
 structural tag, or for the Mistral tokenizer a JSON schema), the API-side validation and the engine's manager
 compile it with glrmask, and generations are drawn uniformly at random from the bitmask rows over the family's
@@ -34,13 +35,7 @@ from glrmask_vllm.backend import GlrmaskGrammar  # noqa: E402
 
 CACHE = Path(tempfile.gettempdir()) / "glrmask-vllm-test-tokenizers"
 NUM_TOOLS = 24  # Glaiveai2K function schemas, 3 per tool set
-# Generations per parser; qwen3_coder (beyond the issue's three parsers, and slower: raw-text values) runs fewer.
 GENERATIONS = int(os.environ.get("GLRMASK_TOOL_GENERATIONS", "200"))
-GENERATIONS_BY_PARSER = (
-    {}
-    if "GLRMASK_TOOL_GENERATIONS" in os.environ
-    else {"qwen3_coder": 60, "deepseek_v32": 60, "deepseek_v41": 60, "glm47": 60}
-)
 MAX_TOKENS = 1000
 
 
@@ -58,6 +53,10 @@ PARSERS = [
     ("hermes", "deepseek_v32"),
     ("hermes", "deepseek_v41"),
     ("hermes", "glm47"),
+    ("hermes", "glm45"),
+    ("hermes", "deepseek_v4"),
+    ("hermes", "mimo"),
+    ("hermes", "minimax_m2"),
 ]
 # Raw-text XML argument values end only at the style's closing element: draws start to spell it now and then.
 XML_CLOSERS = {
@@ -65,7 +64,13 @@ XML_CLOSERS = {
     "deepseek_v32": "</\uff5cDSML\uff5cparameter>",
     "deepseek_v41": "</\uff5cDSML\uff5c parameter>",
     "glm47": "</arg_value>",
+    "glm45": "</arg_value>",
+    "deepseek_v4": "</\uff5cDSML\uff5cparameter>",
+    "mimo": "</parameter>",
+    "minimax_m2": "</parameter>",
 }
+# Generations per parser; the XML ones (beyond the issue's three parsers, and slower: raw-text values) run fewer.
+GENERATIONS_BY_PARSER = {} if "GLRMASK_TOOL_GENERATIONS" in os.environ else {name: 60 for name in XML_CLOSERS}
 
 
 def tool_requests(tools: list[dict]):
