@@ -16,7 +16,6 @@
 use serde_json::{Map, Value};
 
 use super::error::{child_path, invalid};
-use super::lower::{pattern_language, string_content};
 use super::numbers::{Decimal, NumberSchema};
 use super::schema::{
     any_of, simplify_array, simplify_object, Approximated, ArraySchema, CountedContains, Ctx, DefState, Form,
@@ -361,7 +360,7 @@ impl Ctx<'_> {
             }
             let mut slack = Vec::new();
             for p in formats.iter().flat_map(|f| super::formats::caveat_slack(f).unwrap_or_default()) {
-                slack.push(pattern_language(&SourceRegex { source: (*p).to_string(), path: path.to_string() })?);
+                slack.push(SourceRegex { source: (*p).to_string(), path: path.to_string() }.language()?);
             }
             if slack.is_empty() {
                 continue;
@@ -388,7 +387,7 @@ impl Ctx<'_> {
         }
         match s {
             Schema::Any => None,
-            Schema::String(st) => string_content(st).ok(),
+            Schema::String(st) => st.content_language().ok(),
             Schema::Const(vs) => Some(Pattern::Alt(
                 vs.iter()
                     .filter_map(|v| v.as_str())

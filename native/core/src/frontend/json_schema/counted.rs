@@ -36,7 +36,6 @@
 use regex_syntax::hir::{ClassUnicode, Hir, Repetition};
 use rustc_hash::FxHashMap;
 
-use super::lower::Lowerer;
 use super::strings::{any_char, encoded_class, encoded_literal};
 use crate::error::Result;
 use crate::grammar::{Expr, Pattern};
@@ -84,13 +83,24 @@ pub(crate) struct CountRules {
     fewer: FxHashMap<(String, u32), Expr>,
 }
 
-impl Lowerer<'_, '_> {
+/// What counting needs from the grammar being built: its literals, shared
+/// rules, terminals, and the rules kept for the unit being counted. The
+/// JSON Schema lowerer provides them; the counting is written once here, as
+/// provided methods.
+pub(crate) trait CountedStrings {
+    fn lit(&mut self, bytes: &[u8]) -> Result<Expr>;
+    fn shared(&mut self, expr: Expr, base: &str) -> Expr;
+    fn terminal(&mut self, key: String, name: &str, make: impl FnOnce() -> Result<Pattern>) -> Result<TerminalId>;
+    /// The grammar's lexemes are split across rules (as split numbers are).
+    fn mark_split_lexemes(&mut self);
+    fn count_rules(&mut self) -> &mut CountRules;
+
     /// `"…"` with `min..=max` code points of content (`max: None`: no bound):
     /// the opening quote, `j` chunks, a tail of `t < CHUNK` and the quote.
     ///
     /// `class`: the code points allowed (`None`: any), as a `^C{m,n}$`
     /// pattern gives; `min`/`max` count them.
-    pub(crate) fn counted_string(
+    fn counted_string(
         &mut self,
         prefix: &str,
         class: Option<&ClassUnicode>,

@@ -23,12 +23,11 @@
 use rustc_hash::FxHashMap;
 use serde_json::Value;
 
+use super::counted::{CountRules, CountedStrings};
 use super::numbers::{mod_dfa, number_pattern, Decimal, NumberSchema};
 use super::options::{JsonSchemaOptions, Whitespace};
-use super::schema::{
-    ArraySchema, CountedContains, Ctx, ObjectSchema, RefId, Schema, SourceRegex, StringSchema, MAX_WITNESSES,
-};
-use super::strings::{any_char, length_content, quoted, search_language, string_literal};
+use super::schema::{ArraySchema, CountedContains, Ctx, ObjectSchema, RefId, Schema, StringSchema, MAX_WITNESSES};
+use super::strings::{quoted, string_literal};
 use crate::error::{Error, Result};
 use crate::grammar::{Expr, GrammarBuilder, Pattern};
 use crate::ids::{RuleId, TerminalId};
@@ -63,7 +62,7 @@ pub(crate) struct Lowerer<'c, 'a> {
     def_rules: FxHashMap<(RefId, u32), RuleId>,
     any_rules: FxHashMap<u32, RuleId>,
     terminals: FxHashMap<String, TerminalId>,
-    count_rules: super::counted::CountRules,
+    count_rules: CountRules,
     next_name: usize,
 }
 
@@ -151,10 +150,6 @@ impl<'c, 'a> Lowerer<'c, 'a> {
     /// could fall between them, so it is placed in the rules instead).
     pub(super) fn mark_split_lexemes(&mut self) {
         self.split_lexemes = true;
-    }
-
-    pub(super) fn count_rules(&mut self) -> &mut super::counted::CountRules {
-        &mut self.count_rules
     }
 
     // ---- layout ----------------------------------------------------------------------
@@ -457,7 +452,7 @@ impl<'c, 'a> Lowerer<'c, 'a> {
         if let Some(&t) = self.terminals.get(&key) {
             return Ok(t);
         }
-        let content = string_content(st)?;
+        let content = st.content_language()?;
         self.terminal(key, &name, || Ok(quoted(content)))
     }
 
@@ -807,55 +802,25 @@ pub(crate) fn limit_error(limit: &'static str, reached: usize, max: usize, path:
     Error::limit(limit, reached, max).at_path(path.to_string())
 }
 
-/// The content strings in which `pattern` finds a match.
-pub(crate) fn pattern_language(pattern: &SourceRegex) -> Result<Pattern> {
-    search_language(&super::regex::parse_ecma(&pattern.source, &pattern.path)?, &pattern.path)
-}
+/// Long counted strings (`counted`) are built through the lowerer's rules and terminals.
+impl CountedStrings for Lowerer<'_, '_> {
+    fn lit(&mut self, bytes: &[u8]) -> Result<Expr> {
+        Lowerer::lit(self, bytes)
+    }
 
-/// The content language (between the quotes) of strings valid against `st`.
-pub(crate) fn string_content(st: &StringSchema) -> Result<Pattern> {
-    let mut parts = Vec::new();
-    if st.min_length > 0 || st.max_length.is_some() {
-        parts.push(length_content(st.min_length, st.max_length));
+    fn shared(&mut self, expr: Expr, base: &str) -> Expr {
+        Lowerer::shared(self, expr, base)
     }
-    for p in &st.patterns {
-        parts.push(pattern_language(p)?);
+
+    fn terminal(&mut self, key: String, name: &str, make: impl FnOnce() -> Result<Pattern>) -> Result<TerminalId> {
+        Lowerer::terminal(self, key, name, make)
     }
-    for (name, path) in &st.formats {
-        if let Some(p) = super::formats::format_language(name, path)? {
-            parts.push(p);
-        }
+
+    fn mark_split_lexemes(&mut self) {
+        Lowerer::mark_split_lexemes(self)
     }
-    for group in &st.any_of {
-        parts.push(Pattern::Alt(group.iter().map(string_content).collect::<Result<_>>()?));
+
+    fn count_rules(&mut self) -> &mut CountRules {
+        &mut self.count_rules
     }
-    // Complements are over all byte strings: intersect with the valid
-    // encodings (`any_char*`) so only well-formed content remains.
-    let mut negated = Vec::new();
-    for p in &st.not_patterns {
-        negated.push(pattern_language(p)?);
-    }
-    for (name, path) in &st.not_formats {
-        if let Some(p) = super::formats::format_language(name, path)? {
-            negated.push(p);
-        }
-    }
-    negated.extend(st.excluded.iter().map(|e| Pattern::Hir(super::strings::encoded_literal(e))));
-    for member in &st.none_of {
-        negated.push(string_content(member)?);
-    }
-    if !negated.is_empty() {
-        parts.push(Pattern::Not(Box::new(Pattern::Alt(negated))));
-        parts.push(length_content(0, None));
-    }
-    Ok(match parts.len() {
-        0 => Pattern::Hir(regex_syntax::hir::Hir::repetition(regex_syntax::hir::Repetition {
-            min: 0,
-            max: None,
-            greedy: true,
-            sub: Box::new(any_char()),
-        })),
-        1 => parts.pop().unwrap_or(Pattern::Alt(vec![])),
-        _ => Pattern::And(parts),
-    })
 }

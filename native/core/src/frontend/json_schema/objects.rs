@@ -20,9 +20,9 @@
 use rustc_hash::{FxHashMap, FxHashSet};
 use serde_json::Value;
 
-use super::lower::{limit_error, string_content, Lowerer};
+use super::lower::{limit_error, Lowerer};
 use super::regex::parse_ecma;
-use super::schema::{ObjectSchema, Schema, Witness, MAX_WITNESSES};
+use super::schema::{ObjectSchema, Schema, StringSchema, Witness, MAX_WITNESSES};
 use super::strings::{encoded_literal, quoted, search_language, string_literal};
 use crate::error::Result;
 use crate::grammar::{Expr, Pattern};
@@ -231,10 +231,10 @@ impl Lowerer<'_, '_> {
                     }
                 }
                 let content = match parts.len() {
-                    0 => string_content(&Default::default())?,
+                    0 => StringSchema::default().content_language()?,
                     _ => {
                         // Complements are over all byte strings: keep to string content.
-                        parts.push(string_content(&Default::default())?);
+                        parts.push(StringSchema::default().content_language()?);
                         Pattern::And(parts)
                     }
                 };
@@ -299,7 +299,7 @@ impl Lowerer<'_, '_> {
                 if *st == Default::default() {
                     None
                 } else {
-                    Some(string_content(&self.ctx.lexer_lengths(st)?)?)
+                    Some(self.ctx.lexer_lengths(st)?.content_language()?)
                 }
             }
             Schema::Const(vs) => Some(Pattern::Alt(

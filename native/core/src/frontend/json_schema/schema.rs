@@ -19,7 +19,7 @@ use super::loader::Document;
 use super::numbers::{Decimal, NumberSchema};
 use super::options::{JsonSchemaOptions, DEFAULT_MAX_EXACT_LENGTH};
 use super::regex::parse_ecma;
-use super::strings::{class_run, search_language};
+use super::strings::{any_char, class_run, length_content, search_language};
 use crate::error::{Error, Result};
 use crate::grammar::Pattern;
 use crate::lexer::dfa::TermDfa;
@@ -1234,7 +1234,7 @@ impl<'a> Ctx<'a> {
         if let Some(&n) = self.pattern_sizes.get(&key) {
             return Ok(n);
         }
-        let language = super::lower::string_content(&unbounded)?;
+        let language = unbounded.content_language()?;
         let n = match TermDfa::from_pattern(&language, 200_000) {
             Ok(d) => d.num_states(),
             Err(e) if e.kind() == crate::error::ErrorKind::Limit => 200_000,
@@ -1499,5 +1499,63 @@ pub(crate) fn display_path(path: &str) -> String {
         "#".to_string()
     } else {
         format!("#{path}")
+    }
+}
+
+impl SourceRegex {
+    /// The content strings in which the pattern finds a match.
+    pub(crate) fn language(&self) -> Result<Pattern> {
+        search_language(&parse_ecma(&self.source, &self.path)?, &self.path)
+    }
+}
+
+impl StringSchema {
+    /// The content language (between the quotes) of strings valid against this schema.
+    pub(crate) fn content_language(&self) -> Result<Pattern> {
+        let st = self;
+        let mut parts = Vec::new();
+        if st.min_length > 0 || st.max_length.is_some() {
+            parts.push(length_content(st.min_length, st.max_length));
+        }
+        for p in &st.patterns {
+            parts.push(p.language()?);
+        }
+        for (name, path) in &st.formats {
+            if let Some(p) = super::formats::format_language(name, path)? {
+                parts.push(p);
+            }
+        }
+        for group in &st.any_of {
+            parts.push(Pattern::Alt(group.iter().map(StringSchema::content_language).collect::<Result<_>>()?));
+        }
+        // Complements are over all byte strings: intersect with the valid
+        // encodings (`any_char*`) so only well-formed content remains.
+        let mut negated = Vec::new();
+        for p in &st.not_patterns {
+            negated.push(p.language()?);
+        }
+        for (name, path) in &st.not_formats {
+            if let Some(p) = super::formats::format_language(name, path)? {
+                negated.push(p);
+            }
+        }
+        negated.extend(st.excluded.iter().map(|e| Pattern::Hir(super::strings::encoded_literal(e))));
+        for member in &st.none_of {
+            negated.push(member.content_language()?);
+        }
+        if !negated.is_empty() {
+            parts.push(Pattern::Not(Box::new(Pattern::Alt(negated))));
+            parts.push(length_content(0, None));
+        }
+        Ok(match parts.len() {
+            0 => Pattern::Hir(regex_syntax::hir::Hir::repetition(regex_syntax::hir::Repetition {
+                min: 0,
+                max: None,
+                greedy: true,
+                sub: Box::new(any_char()),
+            })),
+            1 => parts.pop().unwrap_or(Pattern::Alt(vec![])),
+            _ => Pattern::And(parts),
+        })
     }
 }
