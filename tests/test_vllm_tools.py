@@ -1,12 +1,11 @@
 """Tool calls through vLLM's own tool parsers, constrained by glrmask (issue 18, acceptance 5).
 
-For each parser (hermes, llama3_json, mistral, and the XML-argument ones: qwen3_coder, mimo, deepseek_v32/v4/v41,
-glm45/47, minimax_m2) and tool_choice
-(`required` with and without parallel calls, named), vLLM's parser builds the request's constraint (`adjust_request`: a
-structural tag, or for the Mistral tokenizer a JSON schema), the API-side validation and the engine's manager
-compile it with glrmask, and generations are drawn uniformly at random from the bitmask rows over the family's
-tokenizer. vLLM's parser must read every generation back into calls whose arguments validate against their tool's
-schema (jsonschema).
+For each parser (hermes, llama3_json, mistral, and those with raw-text arguments: qwen3_coder, mimo,
+deepseek_v32/v4/v41, glm45/47, minimax_m2) and tool_choice (`required` with and without parallel
+calls, named), vLLM's parser builds the request's constraint (`adjust_request`: a structural tag, or for the Mistral
+tokenizer a JSON schema), the API-side validation and the engine's manager compile it with glrmask, and generations
+are drawn uniformly at random from the bitmask rows over the family's tokenizer. vLLM's parser must read every
+generation back into calls whose arguments validate against their tool's schema (jsonschema).
 
 Uniform sampling is the adversary a tag's end string inside a JSON string argument needs: with xgrammar it puts
 `</tool_call>` inside an argument about once in twelve generations, and vLLM's hermes parser then drops the call.
@@ -58,16 +57,18 @@ PARSERS = [
     ("hermes", "mimo"),
     ("hermes", "minimax_m2"),
 ]
-# Raw-text XML argument values end only at the style's closing element: draws start to spell it now and then.
+# Raw-text argument values (XML styles) end only at a closing marker: draws start to spell one now and then
+# (uniform draws almost never do). Not here: ling3 and kimi_k3, whose tags for these (non-strict) tools are a free
+# list of arguments (vLLM's builders): generations parse, but may lack a required argument, by the tag's design.
 XML_CLOSERS = {
-    "qwen3_coder": "</parameter>",
-    "deepseek_v32": "</\uff5cDSML\uff5cparameter>",
-    "deepseek_v41": "</\uff5cDSML\uff5c parameter>",
-    "glm47": "</arg_value>",
-    "glm45": "</arg_value>",
-    "deepseek_v4": "</\uff5cDSML\uff5cparameter>",
-    "mimo": "</parameter>",
-    "minimax_m2": "</parameter>",
+    "qwen3_coder": ("</parameter>",),
+    "mimo": ("</parameter>",),
+    "minimax_m2": ("</parameter>",),
+    "deepseek_v32": ("</\uff5cDSML\uff5cparameter>",),
+    "deepseek_v4": ("</\uff5cDSML\uff5cparameter>",),
+    "deepseek_v41": ("</\uff5cDSML\uff5c parameter>",),
+    "glm45": ("</arg_value>",),
+    "glm47": ("</arg_value>",),
 }
 # Generations per parser; the XML ones (beyond the issue's three parsers, and slower: raw-text values) run fewer.
 GENERATIONS_BY_PARSER = {} if "GLRMASK_TOOL_GENERATIONS" in os.environ else {name: 60 for name in XML_CLOSERS}
@@ -161,9 +162,8 @@ def test_tool_calls_parse_and_validate(family, parser_name):
     mgr = T.make_manager(cfg, tok)
     rng = np.random.default_rng(18)
     punct = None
-    # XML arguments (Qwen3-Coder, DeepSeek-V3.2/V4.1): a string value is raw text that only the closing element ends.
-    closer = XML_CLOSERS.get(parser_name)
-    closers = [tok.encode(closer, add_special_tokens=False)] if closer else []
+    # Raw-text arguments (XML styles): a string value ends only at its closing marker.
+    closers = [tok.encode(c, add_special_tokens=False) for c in XML_CLOSERS.get(parser_name, ())]
     variants = tool_requests(tools)
     kinds = Counter()
     failures = []
