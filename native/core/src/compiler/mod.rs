@@ -239,6 +239,13 @@ impl Compiler {
                     return Ok(Compiled { constraint, from: CompiledFrom::MemoryCache, store_error: None });
                 }
                 None => {
+                    // Built and published since the cache was read above (the owner stores into the cache
+                    // before it leaves `in_flight`): a hit, not a second build.
+                    let hit = lock(&self.memo).get(key);
+                    if let Some(hit) = hit {
+                        lock(&self.counters).memory_hits += 1;
+                        return Ok(Compiled { constraint: hit, from: CompiledFrom::MemoryCache, store_error: None });
+                    }
                     let pending = Arc::new(Pending::default());
                     in_flight.insert(key.clone(), pending.clone());
                     let in_flight = &self.in_flight;
