@@ -215,8 +215,7 @@ impl Compiler {
         if let Some(key) = &key {
             let hit = lock(&self.memo).get(key);
             if let Some(hit) = hit {
-                lock(&self.counters).memory_hits += 1;
-                return Ok(Compiled { constraint: hit, from: CompiledFrom::MemoryCache, store_error: None });
+                return Ok(self.memory_hit(hit));
             }
             if let Some(hit) = self.persistent.as_ref().and_then(|p| p.get(key, &self.vocab, &self.caches)) {
                 lock(&self.counters).persistent_hits += 1;
@@ -234,17 +233,14 @@ impl Compiler {
                 Some(pending) => {
                     let pending = pending.clone();
                     drop(in_flight);
-                    let constraint = pending.wait()?;
-                    lock(&self.counters).memory_hits += 1;
-                    return Ok(Compiled { constraint, from: CompiledFrom::MemoryCache, store_error: None });
+                    return Ok(self.memory_hit(pending.wait()?));
                 }
                 None => {
                     // Built and published since the cache was read above (the owner stores into the cache
                     // before it leaves `in_flight`): a hit, not a second build.
                     let hit = lock(&self.memo).get(key);
                     if let Some(hit) = hit {
-                        lock(&self.counters).memory_hits += 1;
-                        return Ok(Compiled { constraint: hit, from: CompiledFrom::MemoryCache, store_error: None });
+                        return Ok(self.memory_hit(hit));
                     }
                     let pending = Arc::new(Pending::default());
                     in_flight.insert(key.clone(), pending.clone());
@@ -262,6 +258,12 @@ impl Compiler {
         let (constraint, store_error) = built?;
         lock(&self.counters).built += 1;
         Ok(Compiled { constraint, from: CompiledFrom::Built, store_error })
+    }
+
+    /// A constraint the session already had (cached, or built by a concurrent compile of the same key).
+    fn memory_hit(&self, constraint: Arc<Constraint>) -> Compiled {
+        lock(&self.counters).memory_hits += 1;
+        Compiled { constraint, from: CompiledFrom::MemoryCache, store_error: None }
     }
 
     /// A constraint from tables already compiled (a linked grammar, say);
