@@ -402,21 +402,28 @@ QWEN_XML_STRINGS = [
 ]
 
 
-def test_qwen_xml_matches_xgrammar(xgr_compiler):
-    """`style: "qwen_xml"` (Qwen3-Coder, Qwen3.5 and MiMo tool calls) accepts what xgrammar 0.2.8 accepts."""
+def _same_acceptance_as_xgrammar(xgr_compiler, style: str, schema: dict, strings: list[str]):
+    """Tool arguments in XML `style` for `schema`: glrmask's grammar accepts each of `strings` exactly when
+    xgrammar 0.2.8's does (over a byte vocabulary). Returns glrmask's constraint."""
     from glrmask_vllm.structural_tag import structural_tag_grammar
 
     xgr, compiler = xgr_compiler
-    fmt = {"type": "json_schema", "json_schema": QWEN_XML_SCHEMA, "style": "qwen_xml"}
+    fmt = {"type": "json_schema", "json_schema": schema, "style": style}
     spec = json.dumps({"type": "structural_tag", "format": fmt})
     ctx = compiler.compile_structural_tag(spec)
     vocab = glrmask.Vocab.from_dict({bytes([i]): i for i in range(256)} | {b"<eos>": 256})
     ours = structural_tag_grammar(spec, vocab).compile(vocab, end_tokens=[256])
     eos = ctx.tokenizer_info.stop_token_ids[0]
-    for s in QWEN_XML_STRINGS:
+    for s in strings:
         m = xgr.GrammarMatcher(ctx)
         theirs = m.accept_string(s) and (m.is_terminated() or m.accept_token(eos))
-        assert T_accepts(ours, s) == bool(theirs), s
+        assert T_accepts(ours, s) == bool(theirs), (style, s)
+    return ours
+
+
+def test_qwen_xml_matches_xgrammar(xgr_compiler):
+    """`style: "qwen_xml"` (Qwen3-Coder, Qwen3.5 and MiMo tool calls) accepts what xgrammar 0.2.8 accepts."""
+    ours = _same_acceptance_as_xgrammar(xgr_compiler, "qwen_xml", QWEN_XML_SCHEMA, QWEN_XML_STRINGS)
     # Deliberately stricter: JSON inside a value uses the ", " / ": " layout only, and never holds a marker the
     # qwen3_coder parser splits on.
     assert not T_accepts(ours, '<parameter=city>P</parameter><parameter=o>{"a":1}</parameter>')
@@ -454,42 +461,15 @@ def _dsml_strings(p: str) -> list[str]:
 def test_deepseek_xml_matches_xgrammar(xgr_compiler, style, element):
     """`style: "deepseek_xml"` (DeepSeek-V3.2/V4 tool calls) and `"deepseek_v4_1_xml"` accept what xgrammar 0.2.8
     accepts; a tool without properties takes any parameters."""
-    from glrmask_vllm.structural_tag import structural_tag_grammar
-
-    xgr, compiler = xgr_compiler
-    vocab = glrmask.Vocab.from_dict({bytes([i]): i for i in range(256)} | {b"<eos>": 256})
-    for schema, strings in [
-        (QWEN_XML_SCHEMA, _dsml_strings(element)),
-        (
-            {"type": "object"},
-            [
-                f'<{element} name="x" string="true">a b</{element}>',
-                f'<{element} name="x" string="false">[1, 2]</{element}>'
-                f'\n<{element} name="y" string="true">z</{element}>',
-                f'<{element} name="x" string="false">"s"</{element}>',
-                "",
-            ],
-        ),
-    ]:
-        fmt = {"type": "json_schema", "json_schema": schema, "style": style}
-        spec = json.dumps({"type": "structural_tag", "format": fmt})
-        ctx = compiler.compile_structural_tag(spec)
-        ours = structural_tag_grammar(spec, vocab).compile(vocab, end_tokens=[256])
-        eos = ctx.tokenizer_info.stop_token_ids[0]
-        for s in strings:
-            m = xgr.GrammarMatcher(ctx)
-            theirs = m.accept_string(s) and (m.is_terminated() or m.accept_token(eos))
-            assert T_accepts(ours, s) == bool(theirs), (style, s)
+    free = [
+        f'<{element} name="x" string="true">a b</{element}>',
+        f'<{element} name="x" string="false">[1, 2]</{element}>\n<{element} name="y" string="true">z</{element}>',
+        f'<{element} name="x" string="false">"s"</{element}>',
+        "",
+    ]
+    _same_acceptance_as_xgrammar(xgr_compiler, style, {"type": "object"}, free)
+    ours = _same_acceptance_as_xgrammar(xgr_compiler, style, QWEN_XML_SCHEMA, _dsml_strings(element))
     # Deliberately stricter: no value holds the element's end or start, nor the invoke's end (the parser splits).
-    ours = structural_tag_grammar(
-        json.dumps(
-            {
-                "type": "structural_tag",
-                "format": {"type": "json_schema", "json_schema": QWEN_XML_SCHEMA, "style": style},
-            }
-        ),
-        vocab,
-    ).compile(vocab, end_tokens=[256])
     invoke_end = "</" + element.replace("parameter", "invoke") + ">"
     assert not T_accepts(ours, f'<{element} name="city" string="true">a{invoke_end}b</{element}>')
 
@@ -532,17 +512,5 @@ MINIMAX_XML_STRINGS = [
 def test_glm_and_minimax_xml_match_xgrammar(xgr_compiler, style, strings, free):
     """`style: "glm_xml"` (GLM-4.7 tool calls) and `"minimax_xml"` (MiniMax-M2) accept what xgrammar 0.2.8 accepts;
     a tool without properties takes any parameters."""
-    from glrmask_vllm.structural_tag import structural_tag_grammar
-
-    xgr, compiler = xgr_compiler
-    vocab = glrmask.Vocab.from_dict({bytes([i]): i for i in range(256)} | {b"<eos>": 256})
-    for schema, cases in [(QWEN_XML_SCHEMA, strings), ({"type": "object"}, [free, ""])]:
-        spec = json.dumps({"type": "structural_tag", "format": {"type": "json_schema", "json_schema": schema,
-                                                                 "style": style}})  # fmt: skip
-        ctx = compiler.compile_structural_tag(spec)
-        ours = structural_tag_grammar(spec, vocab).compile(vocab, end_tokens=[256])
-        eos = ctx.tokenizer_info.stop_token_ids[0]
-        for s in cases:
-            m = xgr.GrammarMatcher(ctx)
-            theirs = m.accept_string(s) and (m.is_terminated() or m.accept_token(eos))
-            assert T_accepts(ours, s) == bool(theirs), (style, s)
+    _same_acceptance_as_xgrammar(xgr_compiler, style, QWEN_XML_SCHEMA, strings)
+    _same_acceptance_as_xgrammar(xgr_compiler, style, {"type": "object"}, [free, ""])
