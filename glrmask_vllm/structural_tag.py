@@ -496,18 +496,19 @@ def _string_choices(schema: Any) -> list[str] | None:
 @dataclass(frozen=True)
 class XmlStyle:
     """How a template writes one argument: `open_raw(name)` before a string value (raw text), `open_json(name)`
-    before any other (a JSON value with whitespace around), `close` after either; an opening is a few literals
-    with whitespace allowed between them. `open_any` + NAME + `raw_tail` or `json_tail` opens an argument of a
-    tool without properties. No value contains one of `markers` (the tool parser splits a call on them)."""
+    before any other (a JSON value with whitespace around; `None`: the same opening), `close` after either; an
+    opening is a few literals with whitespace allowed between them. `open_any` + NAME + `raw_tail` or `json_tail`
+    (`None`: the same) opens an argument of a tool without properties. No value contains one of `markers` (the
+    tool parser splits a call on them)."""
 
     open_raw: Callable[[str], tuple[str, ...]]
-    open_json: Callable[[str], tuple[str, ...]]
     close: str
     open_any: str
     name_regex: str
     raw_tail: tuple[str, ...]
-    json_tail: tuple[str, ...]
     markers: tuple[str, ...]
+    open_json: Callable[[str], tuple[str, ...]] | None = None
+    json_tail: tuple[str, ...] | None = None
 
 
 def _deepseek_style(dsml: str) -> XmlStyle:
@@ -528,23 +529,19 @@ def _deepseek_style(dsml: str) -> XmlStyle:
 XML_STYLES: dict[str, XmlStyle] = {
     "qwen_xml": XmlStyle(
         open_raw=lambda name: (f"<parameter={name}>",),
-        open_json=lambda name: (f"<parameter={name}>",),
         close=_PARAM_END,
         open_any="<parameter=",
         name_regex=r"[^>\n]+",
         raw_tail=(">",),
-        json_tail=(">",),
         markers=(_PARAM_END, "<parameter=", "</function>"),
     ),
     # MiniMax-M2: `<parameter name="k">v</parameter>` inside `<invoke name="f">`.
     "minimax_xml": XmlStyle(
         open_raw=lambda name: (f'<parameter name="{name}">',),
-        open_json=lambda name: (f'<parameter name="{name}">',),
         close=_PARAM_END,
         open_any='<parameter name="',
         name_regex=r'[^"<>\n]+',
         raw_tail=('">',),
-        json_tail=('">',),
         markers=(_PARAM_END, "<parameter name=", "</invoke>"),
     ),
     "deepseek_xml": _deepseek_style("\uff5cDSML\uff5cparameter"),
@@ -552,12 +549,10 @@ XML_STYLES: dict[str, XmlStyle] = {
     # GLM-4.7: `<arg_key>k</arg_key>` then `<arg_value>v</arg_value>`, whitespace between the two.
     "glm_xml": XmlStyle(
         open_raw=lambda name: (f"<arg_key>{name}</arg_key>", "<arg_value>"),
-        open_json=lambda name: (f"<arg_key>{name}</arg_key>", "<arg_value>"),
         close="</arg_value>",
         open_any="<arg_key>",
         name_regex=r"[^<>\n]+",
         raw_tail=("</arg_key>", "<arg_value>"),
-        json_tail=("</arg_key>", "<arg_value>"),
         markers=("</arg_value>", "<arg_key>", "</tool_call>"),
     ),
 }
@@ -604,7 +599,7 @@ def xml_arguments_grammar(
     if not isinstance(props, dict) or not props:
         # Unconstrained arguments (a non-strict tool): any parameters, any values.
         values = [glrmask.Grammar.sequence([*opening(xml.raw_tail), raw()])]
-        if xml.json_tail != xml.raw_tail:
+        if xml.json_tail is not None:
             not_string = {"type": ["number", "integer", "boolean", "null", "array", "object"]}
             values.append(glrmask.Grammar.sequence([*opening(xml.json_tail), json_value(not_string, "*")]))
         param = glrmask.Grammar.sequence(
@@ -634,7 +629,7 @@ def xml_arguments_grammar(
                 )
             opened, value = xml.open_raw(name), raw()
         else:
-            opened, value = xml.open_json(name), json_value(sub, name)
+            opened, value = (xml.open_json or xml.open_raw)(name), json_value(sub, name)
         param = glrmask.Grammar.sequence([*opening(opened), value, glrmask.Grammar.literal(xml.close), ws()])
         parts.append(param if name in required else glrmask.Grammar.repeat(param, 0, 1))
     return glrmask.Grammar.sequence(parts)
