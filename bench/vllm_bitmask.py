@@ -4,7 +4,7 @@ The engine core calls `grammar_bitmask` once per step for the whole batch (resea
 that call, with each backend driving the same requests over the same tokens. Requests: JSON schemas from
 JSONSchemaBench's Glaiveai2K subset (function-calling arguments), each following one of its valid instances
 (keys in schema order, `json.dumps` layout), tokenized with the DeepSeek-V3 tokenizer (128k ids; see
-glrmask_vllm/testing.py). Rows: 1, 32 and 256 requests; with `--spec 3`, each request also has 3 draft tokens
+tests/support/vllm_testing.py). Rows: 1, 32 and 256 requests; with `--spec 3`, each request also has 3 draft tokens
 (4 rows each). One run; the median and p90 over the measured steps, in µs per `grammar_bitmask` call.
 
     VLLM_TARGET_DEVICE=cpu python bench/vllm_bitmask.py --out bench/results/2026-12-01-vllm-bitmask.md
@@ -25,11 +25,12 @@ from pathlib import Path
 
 os.environ.setdefault("VLLM_TARGET_DEVICE", "cpu")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))  # support.vllm_testing
 
 import numpy as np  # noqa: E402
 
 import glrmask_vllm  # noqa: E402,F401
-from glrmask_vllm import testing as T  # noqa: E402
+from support import vllm_testing as T  # noqa: E402
 
 
 def ordered(value, schema):

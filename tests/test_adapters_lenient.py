@@ -122,7 +122,7 @@ def test_hf_tool_calls_lenient_by_default(hf_tok, caplog):
 @pytest.fixture(scope="module")
 def vllm_tok():
     pytest.importorskip("vllm")
-    from glrmask_vllm import testing as T
+    from support import vllm_testing as T
 
     cache = Path(tempfile.gettempdir()) / "glrmask-vllm-test-tokenizers"
     return T.load_tokenizer(T.make_tokenizer_dir("hermes", cache / "hermes"))
@@ -131,8 +131,8 @@ def vllm_tok():
 @pytest.fixture(scope="module")
 def backend(vllm_tok):
     import glrmask_vllm  # noqa: F401  (registers the backend)
-    from glrmask_vllm import testing as T
     from glrmask_vllm.backend import GlrmaskBackend
+    from support import vllm_testing as T
 
     vocab_size = len(vllm_tok) + 64
     b = GlrmaskBackend(T.fake_vllm_config(vocab_size), tokenizer=vllm_tok, vocab_size=vocab_size)
@@ -168,7 +168,7 @@ def test_vllm_request_path_logged_once(vllm_tok, caplog):
     """Through SamplingParams validation (the API process) and the manager (the engine), two requests: one line."""
     from vllm.sampling_params import StructuredOutputsParams as P
 
-    from glrmask_vllm import testing as T
+    from support import vllm_testing as T
 
     vocab_size = len(vllm_tok) + 64
     cfg = T.fake_vllm_config(vocab_size)

@@ -4,7 +4,7 @@ A Qwen/Hermes tokenizer adds `<tool_call>` and `</tool_call>` as ordinary (non-s
 them as text, and xgrammar and llguidance read them as text, so glrmask does too. A model then writes the tag as
 the one token it was trained on wherever the tag's text may go, and never where the text may not (the end tag
 inside an argument value, the begin tag in free text). Special tokens stay exact-only. The tokenizer is the real
-DeepSeek-V3 vocabulary with Hermes' added tokens (`glrmask_vllm.testing.make_tokenizer_dir`).
+DeepSeek-V3 vocabulary with Hermes' added tokens (`support.vllm_testing.make_tokenizer_dir`).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ pytest.importorskip("transformers")
 
 import glrmask  # noqa: E402
 import glrmask_hf  # noqa: E402
-from glrmask_vllm import testing as T  # noqa: E402
+from support import vllm_testing as T  # noqa: E402
 
 CACHE = Path(tempfile.gettempdir()) / "glrmask-vllm-test-tokenizers"
 

@@ -2,7 +2,7 @@
 
 llguidance's Lark (special tokens, `%json`, hyphenated names, `%llguidance`), llama.cpp's GBNF token atoms, Lark
 `%declare` bound with `Grammar.bind`, and nested counted repetitions. The tokenizer is DeepSeek-V3's with Llama 3's
-special tokens added (`glrmask_vllm.testing`), so `<|python_tag|>` and friends are real special tokens.
+special tokens added (`tests/support/vllm_testing.py`), so `<|python_tag|>` and friends are real special tokens.
 """
 
 import json
@@ -10,7 +10,7 @@ import os
 import tempfile
 from pathlib import Path
 
-os.environ.setdefault("VLLM_TARGET_DEVICE", "cpu")  # glrmask_vllm.testing imports vLLM, whose CUDA wheel needs it
+os.environ.setdefault("VLLM_TARGET_DEVICE", "cpu")  # support.vllm_testing imports vLLM, whose CUDA wheel needs it
 
 import numpy as np
 import pytest
@@ -19,7 +19,7 @@ from conftest import assert_oracle
 import glrmask
 
 pytest.importorskip("transformers")
-from glrmask_vllm import testing as T  # noqa: E402
+from support import vllm_testing as T  # noqa: E402
 
 TOOL_SCHEMA = {
     "type": "object",

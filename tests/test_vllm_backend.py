@@ -1,6 +1,6 @@
 """The `glrmask` vLLM backend against vLLM 0.33's own structured-output code, on CPU (issue 18, acceptance 2–4).
 
-No engine runs: a real `StructuredOutputManager` is built over a namespace config (glrmask_vllm.testing), as the
+No engine runs: a real `StructuredOutputManager` is built over a namespace config (support.vllm_testing), as the
 engine core would build it, and driven the way the scheduler drives it.
 """
 
@@ -23,9 +23,9 @@ torch = pytest.importorskip("torch")
 
 import glrmask  # noqa: E402
 import glrmask_vllm  # noqa: E402,F401  (registers the backend)
-from glrmask_vllm import testing as T  # noqa: E402
 from glrmask_vllm.backend import GlrmaskBackend, GlrmaskGrammar  # noqa: E402
 from glrmask_vllm.plugin import ORIGINALS  # noqa: E402
+from support import vllm_testing as T  # noqa: E402
 
 CACHE = Path(tempfile.gettempdir()) / "glrmask-vllm-test-tokenizers"
 PAD = 64  # the model's logits are wider than the tokenizer (padding ids must stay 0)

@@ -16,7 +16,7 @@ pytest.importorskip("vllm")
 
 import glrmask  # noqa: E402
 import glrmask_vllm  # noqa: E402,F401
-from glrmask_vllm import testing as T  # noqa: E402
+from support import vllm_testing as T  # noqa: E402
 
 CACHE = Path(tempfile.gettempdir()) / "glrmask-vllm-test-tokenizers"
 ROOT = Path(__file__).resolve().parents[1]

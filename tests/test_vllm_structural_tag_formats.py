@@ -23,8 +23,8 @@ from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 import glrmask  # noqa: E402
-from glrmask_vllm import testing as T  # noqa: E402
 from glrmask_vllm.structural_tag import StructuralTagError, structural_tag_grammar  # noqa: E402
+from support import vllm_testing as T  # noqa: E402
 
 CACHE = Path(tempfile.gettempdir()) / "glrmask-vllm-test-tokenizers"
 X = {"type": "const_string", "value": "X"}

@@ -29,8 +29,8 @@ pytest.importorskip("vllm")
 jsonschema = pytest.importorskip("jsonschema")
 
 import glrmask_vllm  # noqa: E402,F401
-from glrmask_vllm import testing as T  # noqa: E402
 from glrmask_vllm.backend import GlrmaskGrammar  # noqa: E402
+from support import vllm_testing as T  # noqa: E402
 
 CACHE = Path(tempfile.gettempdir()) / "glrmask-vllm-test-tokenizers"
 NUM_TOOLS = 24  # Glaiveai2K function schemas, 3 per tool set

@@ -4,7 +4,7 @@ vLLM 0.32 packs each request's rows (one per scheduled draft token, then the bon
 request's; 0.33 gives every request a fixed block of `num_speculative_tokens + 1` rows. The single-request engine
 test (test_offline.py) cannot tell them apart, so this drives the real `StructuredOutputManager` of the installed
 vLLM directly: a batch of requests with drafts (some wrong, some padded) step by step, compared with the original
-method every step. No engine, no mocks beyond the tokenizer lookup `glrmask_vllm.testing.make_manager` does.
+method every step. No engine, no mocks beyond the tokenizer lookup `support.vllm_testing.make_manager` does.
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ import numpy as np
 import pytest
 
 import glrmask_vllm  # noqa: F401  (registers the backend)
-from glrmask_vllm import testing as T
 from glrmask_vllm.plugin import ORIGINALS
+from support import vllm_testing as T
 
 
 def params():

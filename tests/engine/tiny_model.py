@@ -1,6 +1,6 @@
 """A tiny random Llama for the engine tests: real architecture, random weights, a real 128k tokenizer.
 
-The tokenizer is `glrmask_vllm.testing.make_tokenizer_dir(family)`: DeepSeek-V3's byte-level BPE (from
+The tokenizer is `support.vllm_testing.make_tokenizer_dir(family)`: DeepSeek-V3's byte-level BPE (from
 data/tokenizers, `python scripts/fetch_data.py`) with the family's added tokens (`hermes`: `<tool_call>`,
 `</tool_call>`; `llama3`: `<|python_tag|>`, `<|eom_id|>`, `<|eot_id|>`). The shape is what vLLM's CPU attention
 accepts (head_dim 64; 16 is refused with "Unsupported CPU attention configuration") and small enough that an
@@ -22,7 +22,7 @@ def make_tiny_llama(family: str, out: Path) -> Path:
     import torch
     from transformers import AutoTokenizer, LlamaConfig, LlamaForCausalLM
 
-    from glrmask_vllm import testing
+    from support import vllm_testing as testing
 
     testing.make_tokenizer_dir(family, out)
     tok = AutoTokenizer.from_pretrained(str(out))

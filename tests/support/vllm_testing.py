@@ -1,4 +1,4 @@
-"""Helpers for driving vLLM's structured-output path without an engine (tests and bench/vllm_bitmask.py).
+"""Helpers for driving vLLM's structured-output path without an engine (tests, tests/engine, bench/vllm_bitmask.py).
 
 Everything above vLLM's model runner works on a CPU with the CUDA wheel and `VLLM_TARGET_DEVICE=cpu`
 (research/serving §1, §7): config, CLI, `SamplingParams` validation, backends, `StructuredOutputManager`, and
@@ -20,7 +20,7 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
-DATA = Path(os.environ.get("GLRMASK_DATA", Path(__file__).resolve().parents[1] / "data"))
+DATA = Path(os.environ.get("GLRMASK_DATA", Path(__file__).resolve().parents[2] / "data"))
 TOKENIZERS = DATA / "tokenizers"
 
 # family → (added special tokens, added non-special tokens, eos token)
