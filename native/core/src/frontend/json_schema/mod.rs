@@ -15,7 +15,9 @@
 //!    constraints, `enum`/`const` filtered by validation, `allOf` by exact
 //!    intersection, `not`, `if`/`then`/`else` and overlapping `oneOf` by
 //!    exact complement ([`complement`]), `oneOf` as `anyOf` when provably
-//!    disjoint, `dependent*` as unions of object shapes.
+//!    disjoint, `dependent*` as unions of object shapes. The applicators are
+//!    read in `build`, each type's own keywords in `build::keywords`; the
+//!    IR's algebra is `schema::intersect` and `schema::admits`.
 //! 3. [`lower`] and [`objects`] — IR → rules and terminals, with the value
 //!    languages from [`strings`] (escapes, lengths in code points, ECMA
 //!    `pattern` via [`regex`], `format` via [`formats`]) and [`numbers`]
