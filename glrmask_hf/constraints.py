@@ -34,7 +34,6 @@ from collections import OrderedDict
 from typing import Any, Callable, Iterable, NamedTuple, Optional, Sequence, Union
 
 import glrmask
-from glrmask.approximations import core_warning_held_back
 
 __all__ = [
     "vocab_for",
@@ -352,8 +351,7 @@ def json_schema(
     ignored: list[str] = []
 
     def build(_vocab: glrmask.Vocab) -> glrmask.Grammar:
-        with core_warning_held_back():
-            grammar = glrmask.Grammar.from_json_schema(spec, **options)
+        grammar = glrmask.Grammar.from_json_schema(spec, **{**options, "log_approximations": False})
         ignored[:] = grammar.ignored_keywords
         _log_approximations(key, f"the JSON schema {_short(spec)}", ignored)
         return grammar
@@ -444,8 +442,9 @@ def _tool_choice(tool_choice: Any, names: list[str]) -> tuple[str, Optional[str]
 def _call_grammar(fn: dict, schema_options: dict, forbid: Sequence[str], ignored: list[str]) -> glrmask.Grammar:
     """``{"name": "F", "arguments": ARGS}`` for one function; its approximations are added to ``ignored``."""
     try:
-        with core_warning_held_back():
-            args = glrmask.Grammar.from_json_schema(fn["parameters"], **{**_TOOL_JSON, **schema_options})
+        args = glrmask.Grammar.from_json_schema(
+            fn["parameters"], **{**_TOOL_JSON, **schema_options, "log_approximations": False}
+        )
     except glrmask.SchemaError as e:
         if hasattr(e, "add_note"):  # Python 3.11+
             e.add_note(f"in the parameters of tool {fn['name']!r}")

@@ -9,8 +9,8 @@ JSON Schemas (requests and those inside structural tags) are converted leniently
 enforce (`uniqueItems`, an `oneOf` glrmask cannot prove disjoint, ...) is over-approximated instead of failing
 the request. `convert` returns the grammar with those approximations (each naming its keyword and JSON pointer),
 and `log_approximations` logs them at WARNING on the `glrmask_vllm` logger once per distinct request spec (the
-backend compiles one spec for many requests). The core's own per-conversion warning on the `glrmask` logger is
-held back for conversions made here, so the message is not repeated for every compile.
+backend compiles one spec for many requests). Conversions made here pass `log_approximations=False`, so the
+core's own per-conversion warning on the `glrmask` logger is not repeated for every compile.
 """
 
 from __future__ import annotations
@@ -23,7 +23,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import glrmask
-from glrmask.approximations import core_warning_held_back
 
 from .structural_tag import structural_tag_grammar
 
@@ -115,15 +114,18 @@ def json_schema_grammar(schema: Any, options: JsonOptions) -> glrmask.Grammar:
         schema = dict(schema)
         request_options = schema.pop(OPTIONS_KEY) or {}
     options = options.merged(request_options)
-    kwargs: dict[str, Any] = {"lenient": True, "additional_properties_default": options.additional_properties}
+    kwargs: dict[str, Any] = {
+        "lenient": True,
+        "additional_properties_default": options.additional_properties,
+        "log_approximations": False,  # reported once per spec by the backend (`log_approximations` here)
+    }
     if options.whitespace_pattern is not None:
         kwargs["whitespace_pattern"] = options.whitespace_pattern
     elif options.any_whitespace:
         kwargs["whitespace"] = "flexible"
     else:
         kwargs["whitespace"] = "compact"
-    with core_warning_held_back():
-        return glrmask.Grammar.from_json_schema(schema, **kwargs)
+    return glrmask.Grammar.from_json_schema(schema, **kwargs)
 
 
 def _is_lark(text: str) -> bool:
@@ -173,8 +175,7 @@ def convert(
         return text_grammar(spec), []
     if name == "STRUCTURAL_TAG":
         approximations: list[str] = []
-        with core_warning_held_back():
-            grammar = structural_tag_grammar(spec, vocab, approximations)
+        grammar = structural_tag_grammar(spec, vocab, approximations)
         return grammar, approximations
     raise glrmask.GrammarError(f"glrmask: unsupported structured output type {name}")
 

@@ -423,6 +423,7 @@ class _Translator:
                 separators=TAG_JSON_SEPARATORS,
                 any_order=_field(node, "any_order", path, bool, False),
                 lenient=True,
+                log_approximations=False,
             )
             self.approximations.extend(f"structural_tag{path}.json_schema: {k}" for k in grammar.ignored_keywords)
             return self._forbid(grammar, [*excludes, *_forbidden_in_content(ends)])
@@ -588,7 +589,7 @@ def xml_arguments_grammar(
 
     def json_value(sub: Any, name: str) -> glrmask.Grammar:
         value = glrmask.Grammar.from_json_schema(
-            sub, whitespace="compact", separators=TAG_JSON_SEPARATORS, lenient=True
+            sub, whitespace="compact", separators=TAG_JSON_SEPARATORS, lenient=True, log_approximations=False
         )
         approximations.extend(
             f"structural_tag{path}.json_schema #/properties/{name}: {k}" for k in value.ignored_keywords

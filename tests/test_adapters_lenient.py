@@ -39,6 +39,19 @@ def test_plain_api_stays_strict():
     assert e.value.path == "/uniqueItems"
 
 
+def test_plain_api_logs_its_approximations_unless_the_caller_reports_them(caplog):
+    caplog.set_level(logging.WARNING)
+    schema = unique_items("plain lenient")
+    logged = glrmask.Grammar.from_json_schema(schema, lenient=True)
+    assert [r.getMessage() for r in warnings_of(caplog, "glrmask")] == [
+        f"JSON Schema: not enforced exactly (over-approximated): {logged.ignored_keywords[0]}"
+    ]
+    caplog.clear()
+    quiet = glrmask.Grammar.from_json_schema(schema, lenient=True, log_approximations=False)
+    assert warnings_of(caplog, "glrmask") == []
+    assert quiet.ignored_keywords == logged.ignored_keywords and "uniqueItems" in quiet.ignored_keywords[0]
+
+
 # ---- HuggingFace ------------------------------------------------------------------------------------
 
 

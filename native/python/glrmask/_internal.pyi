@@ -206,6 +206,7 @@ class Grammar:
         max_depth: int = 128,
         max_work: int = 1_000_000,
         integer_decimal_point: bool = False,
+        log_approximations: bool = True,
     ) -> Grammar:
         """A JSON Schema (dict, JSON string, or pydantic model class) as a grammar.
 
@@ -217,7 +218,9 @@ class Grammar:
         tokens and around the value, as RFC 8259 allows); ``whitespace_pattern``
         overrides it with a regex. ``lenient``
         over-approximates unenforceable keywords and lists them in
-        ``ignored_keywords`` (and logs them); otherwise they raise ``SchemaError``
+        ``ignored_keywords`` (and logs them at WARNING on the ``glrmask`` logger
+        unless ``log_approximations=False``, for callers that report them
+        themselves); otherwise they raise ``SchemaError``
         naming the keyword and its JSON pointer (``.path``). The conversion's
         own bounds: ``max_exact_length`` (largest ``minLength``/``maxLength``
         counted exactly), ``max_depth`` (nesting the converter recurses

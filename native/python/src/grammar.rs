@@ -139,12 +139,14 @@ impl Grammar {
     /// `format_assertion`, `lenient` (over-approximate what cannot be enforced
     /// and list it in `ignored_keywords` and the `glrmask` logger),
     /// `integer_decimal_point` (accept `1.0` for an integer, as the spec
-    /// reads it; default: integers are digits only).
+    /// reads it; default: integers are digits only), `log_approximations`
+    /// (log `ignored_keywords` at WARNING on the `glrmask` logger; off for a
+    /// caller that reports them itself, as the adapters do once per schema).
     #[staticmethod]
     #[pyo3(signature = (schema, *, whitespace="compact", max_whitespace=16, whitespace_pattern=None, indent=None,
         separators=None, any_order=false, strict=false, additional_properties_default=true,
         format_assertion=true, lenient=false, max_exact_length=512, max_depth=128, max_work=1_000_000,
-        integer_decimal_point=false))]
+        integer_decimal_point=false, log_approximations=true))]
     #[allow(clippy::too_many_arguments)]
     fn from_json_schema(
         py: Python<'_>,
@@ -163,6 +165,7 @@ impl Grammar {
         max_depth: usize,
         max_work: usize,
         integer_decimal_point: bool,
+        log_approximations: bool,
     ) -> PyResult<Grammar> {
         let text = schema_text(py, schema)?;
         let ws = match (whitespace_pattern, whitespace) {
@@ -195,7 +198,7 @@ impl Grammar {
             })?;
             core::frontend::json_schema::json_schema_grammar(&value, &options)
         })?;
-        if !ignored.is_empty() {
+        if log_approximations && !ignored.is_empty() {
             let logger = py.import("logging")?.call_method1("getLogger", ("glrmask",))?;
             logger.call_method1(
                 "warning",
