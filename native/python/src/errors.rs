@@ -88,7 +88,7 @@ const COMPILE_STACK_BYTES: usize = 256 << 20;
 ///
 /// The stack is switched on the calling thread (`stacker`), not a thread
 /// started per call: a new thread starts with an empty allocator heap and
-/// cold caches, which made a median JSON Schema conversion 1.6x as slow.
+/// cold caches, which made a median JSON Schema conversion 1.4-1.5x as slow.
 pub(crate) fn guard<T: Send>(py: Python<'_>, f: impl FnOnce() -> core::Result<T> + Send) -> PyResult<T> {
     let outcome = py.detach(|| {
         // Unwinding stays on the new stack: the panic is caught there.
