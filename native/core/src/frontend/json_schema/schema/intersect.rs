@@ -145,41 +145,13 @@ impl<'a> Ctx<'a> {
                     (Some(p), Some(q)) => Some(p.min(q)),
                     (p, q) => p.or(q),
                 };
-                for p in &y.patterns {
-                    if !s.patterns.contains(p) {
-                        s.patterns.push(p.clone());
-                    }
-                }
-                for f in &y.formats {
-                    if !s.formats.iter().any(|g| g.0 == f.0) {
-                        s.formats.push(f.clone());
-                    }
-                }
-                for p in &y.not_patterns {
-                    if !s.not_patterns.contains(p) {
-                        s.not_patterns.push(p.clone());
-                    }
-                }
-                for f in &y.not_formats {
-                    if !s.not_formats.iter().any(|g| g.0 == f.0) {
-                        s.not_formats.push(f.clone());
-                    }
-                }
-                for e in &y.excluded {
-                    if !s.excluded.contains(e) {
-                        s.excluded.push(e.clone());
-                    }
-                }
-                for g in &y.any_of {
-                    if !s.any_of.contains(g) {
-                        s.any_of.push(g.clone());
-                    }
-                }
-                for n in &y.none_of {
-                    if !s.none_of.contains(n) {
-                        s.none_of.push(n.clone());
-                    }
-                }
+                add_new(&mut s.patterns, &y.patterns);
+                add_new_by(&mut s.formats, &y.formats, |f| &f.0);
+                add_new(&mut s.not_patterns, &y.not_patterns);
+                add_new_by(&mut s.not_formats, &y.not_formats, |f| &f.0);
+                add_new(&mut s.excluded, &y.excluded);
+                add_new(&mut s.any_of, &y.any_of);
+                add_new(&mut s.none_of, &y.none_of);
                 if s.max_length.is_some_and(|m| m < s.min_length) {
                     Never
                 } else {
@@ -210,11 +182,7 @@ impl<'a> Ctx<'a> {
         }
         let items = self.intersect(&x.items, &y.items, path, depth + 1)?;
         let mut witnesses = x.witnesses.clone();
-        for w in &y.witnesses {
-            if !witnesses.contains(w) {
-                witnesses.push(w.clone());
-            }
-        }
+        add_new(&mut witnesses, &y.witnesses);
         let counted = match (&x.counted, &y.counted) {
             (Some(p), Some(q)) if p != q => {
                 return Err(schema_error(
@@ -315,11 +283,7 @@ impl<'a> Ctx<'a> {
             }
         }
         let mut required = x.required.clone();
-        for r in &y.required {
-            if !required.contains(r) {
-                required.push(r.clone());
-            }
-        }
+        add_new(&mut required, &y.required);
         let mut pattern_properties = x_patterns;
         pattern_properties.extend(y_patterns);
         let property_names = self.intersect(&x.property_names, &y.property_names, path, depth + 1)?;
@@ -329,11 +293,7 @@ impl<'a> Ctx<'a> {
             (p, q) => p.or(q),
         };
         let mut witnesses = x.witnesses.clone();
-        for w in &y.witnesses {
-            if !witnesses.contains(w) {
-                witnesses.push(w.clone());
-            }
-        }
+        add_new(&mut witnesses, &y.witnesses);
         let o = ObjectSchema {
             properties,
             required,
@@ -345,5 +305,20 @@ impl<'a> Ctx<'a> {
             witnesses,
         };
         Ok(simplify_object(o))
+    }
+}
+
+/// Append the items of `more` that `to` does not hold yet, in order (the
+/// lists an intersection joins are sets kept in first-seen order).
+fn add_new<T: Clone + PartialEq>(to: &mut Vec<T>, more: &[T]) {
+    add_new_by(to, more, |x| x);
+}
+
+/// [`add_new`], items compared by `key`.
+fn add_new_by<T: Clone, K: PartialEq + ?Sized>(to: &mut Vec<T>, more: &[T], key: impl Fn(&T) -> &K) {
+    for x in more {
+        if !to.iter().any(|y| key(y) == key(x)) {
+            to.push(x.clone());
+        }
     }
 }
