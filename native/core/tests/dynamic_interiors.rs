@@ -64,3 +64,62 @@ fn interiors_agree_with_the_plain_walk_and_static_on_a_real_vocabulary() {
     }
     assert!(checked > 200, "only {checked} masks checked");
 }
+
+/// Heads whose lexeme may end before the next byte (after a `:`, a `,`, a
+/// number's digits) take their interiors too, their emissions shifted once at
+/// the root, and the liveness of heads on scratch nodes is remembered until
+/// the walk drops those nodes: both checked against the plain walk and Static
+/// where they matter most, counted strings (every character a configuration
+/// of its own) and numbers that may end or go on, with flexible whitespace.
+#[test]
+fn lexemes_ending_at_the_root_and_counted_strings_agree_with_the_plain_walk() {
+    let vocab = hf::load_file(test_data::tokenizer("deepseek_v3_tokenizer.json"), &hf::HfOptions::default()).unwrap();
+    let schema = serde_json::json!({
+        "type": "object",
+        "additionalProperties": false,
+        "properties": {
+            "cIp": {"type": ["string", "null"], "maxLength": 45},
+            "csBytes": {"type": ["number", "null"]},
+            "csMethod": {"type": ["string", "null"], "maxLength": 3},
+            "csProtocol": {"enum": ["http", "https", null]},
+            "timeTaken": {"type": ["integer", "null"]},
+            "xEdgeLocation": {"type": "string", "maxLength": 32}
+        },
+        "required": ["cIp"]
+    });
+    let session = Compiler::new(vocab.clone(), CompilerConfig::default());
+    let mut checked = 0;
+    for any_order in [true, false] {
+        let options = JsonSchemaOptions {
+            any_order,
+            whitespace: Whitespace::Flexible { max: 16 },
+            ..JsonSchemaOptions::default()
+        };
+        let (g, _) = json_schema_grammar(&schema, &options).unwrap();
+        let g = Arc::new(CompiledGrammar::compile(g, &CompileLimits::default()).unwrap());
+        let dynamic =
+            session.constraint_from_tables(g.clone(), &[], Optimization::FastBuild, Default::default()).unwrap();
+        let fixed = session.constraint_from_tables(g, &[], Optimization::FastRuntime, Default::default()).unwrap();
+        for walk in 0..3 {
+            let mut rng = Rng(walk * 7 + any_order as u64);
+            let (mut s, mut r) = (dynamic.start(), fixed.start());
+            for step in 0..60 {
+                let fast = s.mask();
+                assert_eq!(fast, s.plain_dynamic_mask(), "walk {walk} step {step}: interiors vs plain walk");
+                assert_eq!(fast, r.mask(), "walk {walk} step {step}: dynamic vs static");
+                checked += 1;
+                let allowed: Vec<usize> = fast.iter().collect();
+                if allowed.is_empty() {
+                    break;
+                }
+                let t = (0..3)
+                    .map(|_| allowed[rng.below(allowed.len())])
+                    .min_by_key(|&t| vocab.bytes(glrmask_core::ids::TokenId::from_usize(t)).len())
+                    .unwrap();
+                s.commit_token(t as u32).unwrap();
+                r.commit_token(t as u32).unwrap();
+            }
+        }
+    }
+    assert!(checked > 200, "only {checked} masks checked");
+}

@@ -22,7 +22,10 @@
 //! may end with tokens below (*exits*), whose subtrees alone take the walk.
 //! An interior is merged from per-first-byte parts, which configurations
 //! that agree after one byte share, and interiors are shared across the
-//! grammars of a vocabulary when their lexer futures are the same.
+//! grammars of a vocabulary when their lexer futures are the same. A head
+//! whose lexeme may also end before the first byte takes its interior for
+//! the tokens that continue the lexeme; the lexemes that end there are
+//! shifted once, at the root, and the heads after them take their own.
 
 use std::sync::{Arc, RwLock};
 
@@ -106,9 +109,10 @@ struct Parts {
 const MAX_PARTS: usize = 1 << 16;
 
 impl ConfigInterior {
-    /// The trie from configuration `c` (from which no lexeme may end before
-    /// a byte) by lexer steps alone, stopping at exits: the parts of its
-    /// first-level subtrees (walked or memoised), merged by end configuration.
+    /// The trie from configuration `c` by lexer steps alone, stopping at
+    /// exits: the parts of its first-level subtrees (walked or memoised),
+    /// merged by end configuration. A lexeme that may end at `c` itself,
+    /// before the first byte, is not followed (the caller shifts it).
     fn build(lexer: &Lexer, c: LexConfigId, trie: &Trie, vocab_len: usize, parts: &mut Parts) -> ConfigInterior {
         let configs = &lexer.configs;
         let nodes = &trie.nodes;
@@ -328,7 +332,7 @@ pub struct DynamicScratch {
     expanded: Vec<Vec<Head>>,
     expanded_valid: Vec<bool>,
     after_expand: Vec<Option<Checkpoint>>,
-    live_memo: FxHashMap<Head, bool>,
+    live_memo: LiveMemo,
     /// Heads that take the plain walk from the root.
     plain: Vec<Head>,
     /// The heads, sorted by configuration.
@@ -358,7 +362,6 @@ pub fn dynamic_mask(
     }
     scratch.live_memo.clear();
     let real_len = gss.len();
-    let lexer = &parser.g.lexer;
     let mut plain = std::mem::take(&mut scratch.plain);
     plain.clear();
     // Heads of one configuration share its interior.
@@ -366,21 +369,50 @@ pub fn dynamic_mask(
     by_config.clear();
     by_config.extend_from_slice(heads);
     by_config.sort_unstable_by_key(|h| (h.config, h.node));
-    let heads = &by_config[..];
-    let mut i = 0;
-    while i < heads.len() {
-        let c = heads[i].config;
-        let j = i + heads[i..].iter().take_while(|h| h.config == c).count();
-        // A lexeme that may end before the first byte needs the parser at the root.
-        let interior = match lexer.configs.emits(c).is_empty() {
-            true => interiors.get(lexer, c, vocab),
-            false => None,
-        };
-        match interior {
-            Some(interior) => through_interior(parser, gss, trie, &heads[i..j], &interior, real_len, scratch, out),
-            None => plain.extend_from_slice(&heads[i..j]),
-        }
-        i = j;
+    let before = gss.checkpoint();
+    // Heads whose lexeme may end before the first byte (a `:` or a number
+    // just read): the tokens that continue the lexeme come from their
+    // configuration's interior, and the lexemes that end here are shifted
+    // once, at the root, so that the heads after them take the interiors of
+    // their fresh lexemes too. (Walked plainly, one such head sent every
+    // mask through the whole trie with the parser at each node: 20-40 ms on
+    // a 129k vocabulary.)
+    let mut emitting = Vec::new();
+    through_interiors(
+        parser,
+        gss,
+        trie,
+        vocab,
+        interiors,
+        &by_config,
+        real_len,
+        scratch,
+        &mut emitting,
+        &mut plain,
+        out,
+    );
+    if !emitting.is_empty() {
+        let mut shifted = Vec::new();
+        parser.expand_emissions(gss, &emitting, &mut |_| true, &mut shifted);
+        // `shifted` keeps the heads themselves: they went through their interiors above.
+        shifted.retain(|h| emitting.binary_search(h).is_err());
+        shifted.sort_unstable_by_key(|h| (h.config, h.node));
+        // Heads after a shift are at a boundary, where no lexeme may end: none emit.
+        let mut emitting_again = Vec::new();
+        through_interiors(
+            parser,
+            gss,
+            trie,
+            vocab,
+            interiors,
+            &shifted,
+            real_len,
+            scratch,
+            &mut emitting_again,
+            &mut plain,
+            out,
+        );
+        plain.extend(emitting_again);
     }
     if !plain.is_empty() {
         scratch.heads[0].clear();
@@ -388,8 +420,47 @@ pub fn dynamic_mask(
         scratch.expanded_valid[0] = false;
         walk(parser, gss, trie, 0, 1..trie.nodes.len(), real_len, scratch, out);
     }
+    scratch.live_memo.truncate(gss, before);
     scratch.plain = plain;
     scratch.by_config = by_config;
+}
+
+/// The mask's part for `heads` (sorted by configuration) through their
+/// configurations' interiors. Heads with no interior are added to `plain`
+/// (the plain walk takes them); heads whose lexeme may also end before the
+/// first byte are added to `emitting` (sorted), whose emissions the interior
+/// leaves out.
+#[allow(clippy::too_many_arguments)]
+fn through_interiors(
+    parser: Parser<'_>,
+    gss: &mut Gss,
+    trie: &Trie,
+    vocab: &Vocab,
+    interiors: &ConfigInteriors,
+    heads: &[Head],
+    real_len: usize,
+    scratch: &mut DynamicScratch,
+    emitting: &mut Vec<Head>,
+    plain: &mut Vec<Head>,
+    out: &mut TokenMask,
+) {
+    let lexer = &parser.g.lexer;
+    let mut i = 0;
+    while i < heads.len() {
+        let c = heads[i].config;
+        let j = i + heads[i..].iter().take_while(|h| h.config == c).count();
+        match interiors.get(lexer, c, vocab) {
+            Some(interior) => {
+                through_interior(parser, gss, trie, &heads[i..j], &interior, real_len, scratch, out);
+                if !lexer.configs.emits(c).is_empty() {
+                    emitting.extend_from_slice(&heads[i..j]);
+                }
+            }
+            None => plain.extend_from_slice(&heads[i..j]),
+        }
+        i = j;
+    }
+    emitting.sort_unstable();
 }
 
 /// The mask's part for heads of one configuration, through its interior.
@@ -435,7 +506,7 @@ fn through_interior(
             scratch.after_expand[d] = Some(expanded_at);
             walk(parser, gss, trie, d, exit as usize + 1..node.subtree_end as usize, real_len, scratch, out);
         }
-        gss.truncate(before);
+        scratch.live_memo.truncate(gss, before);
         k = end;
     }
 }
@@ -472,7 +543,7 @@ fn walk(
             scratch.after_expand[parent] = Some(gss.checkpoint());
         } else if let Some(cp) = scratch.after_expand[parent] {
             // Leaving a sibling subtree: drop the scratch nodes it made.
-            gss.truncate(cp);
+            scratch.live_memo.truncate(gss, cp);
         }
         let mut here = std::mem::take(&mut scratch.heads[d]);
         parser.advance(&scratch.expanded[parent], node.byte, &mut here);
@@ -491,31 +562,58 @@ fn walk(
         scratch.expanded_valid[d] = false;
         i += 1;
     }
-    gss.truncate(base);
+    scratch.live_memo.truncate(gss, base);
     for v in scratch.expanded_valid[top..].iter_mut() {
         *v = false;
     }
 }
 
-fn any_live(
-    parser: Parser<'_>,
-    gss: &mut Gss,
-    heads: &[Head],
-    real_len: usize,
-    memo: &mut FxHashMap<Head, bool>,
-) -> bool {
+fn any_live(parser: Parser<'_>, gss: &mut Gss, heads: &[Head], real_len: usize, memo: &mut LiveMemo) -> bool {
     heads.iter().any(|&h| {
-        if h.node.index() < real_len {
-            if let Some(&v) = memo.get(&h) {
-                return v;
-            }
-            let v = parser.live(gss, h);
-            memo.insert(h, v);
-            v
-        } else {
-            parser.live(gss, h)
+        let scratch = h.node.index() >= real_len;
+        let map = if scratch { &mut memo.scratch } else { &mut memo.real };
+        if let Some(&v) = map.get(&h) {
+            return v;
         }
+        let v = parser.live(gss, h);
+        let map = if scratch { &mut memo.scratch } else { &mut memo.real };
+        map.insert(h, v);
+        if scratch {
+            memo.scratch_end = memo.scratch_end.max(h.node.index() + 1);
+        }
+        v
     })
+}
+
+/// Liveness of heads within one mask. The walk asks again and again about
+/// the same heads (every token that ends in a string's interior does), and
+/// heads on scratch GSS nodes (shifted inside the walk) are most of them;
+/// their answers hold until the walk drops those nodes, so every truncation
+/// goes through [`LiveMemo::truncate`].
+#[derive(Default, Clone, Debug)]
+struct LiveMemo {
+    real: FxHashMap<Head, bool>,
+    scratch: FxHashMap<Head, bool>,
+    /// Past the last scratch node in `scratch`.
+    scratch_end: usize,
+}
+
+impl LiveMemo {
+    fn clear(&mut self) {
+        self.real.clear();
+        self.scratch.clear();
+        self.scratch_end = 0;
+    }
+
+    /// Truncate `gss` to `cp`, forgetting heads on the nodes it drops (a
+    /// node made later may reuse their ids).
+    fn truncate(&mut self, gss: &mut Gss, cp: Checkpoint) {
+        gss.truncate(cp);
+        if self.scratch_end > gss.len() {
+            self.scratch.clear();
+            self.scratch_end = 0;
+        }
+    }
 }
 
 impl crate::memory::HeapBytes for ConfigInterior {
