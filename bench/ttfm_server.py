@@ -14,6 +14,12 @@ given with ``--from`` (a schema that timed out there would stall the sequence he
 returns with Dynamic serving and builds Static in the background; the sequence waits for that build (untimed)
 before the next schema, as a server between requests. The first schema of each sequence is a cold compile and is
 reported apart.
+
+``--masks``: after its first mask, each schema's valid instance is replayed through the engine (commit a token,
+time the next mask, wall and thread CPU time), as a server decodes a request while glrmask's Static build runs in
+the background; only then does the sequence wait for that build. glrmask's masks are reported apart by the engine
+that served them (``dynamic`` before the switch to Static, ``static`` after), with the slowest steps and their CPU
+time (a step whose CPU time is far below its wall time was preempted by another job on this machine, not slow).
 """
 
 from __future__ import annotations
@@ -40,8 +46,9 @@ from glrbench.workloads import JSB_SUBSETS, jsb_sample  # noqa: E402
 ENGINES = ["glrmask-auto", "llguidance", "xgrammar"]
 
 
-def child(engine_name: str, names: list[str], per_subset: int) -> list[dict]:
-    """In this process: compile every schema of ``names`` in order; one row per schema."""
+def child(engine_name: str, names: list[str], per_subset: int, masks: bool) -> list[dict]:
+    """In this process: compile every schema of ``names`` in order; one row per schema (with ``masks``, the
+    instance's mask times as ``steps``: ``[wall ns, CPU ns, engine]`` per step)."""
     import gc
 
     from run import TOKENIZER, load_engines
@@ -57,14 +64,68 @@ def child(engine_name: str, names: list[str], per_subset: int) -> list[dict]:
         t0 = time.perf_counter_ns()
         compiled = engine.compile(w)
         t1 = time.perf_counter_ns()
-        engine.matcher(compiled).fill()
+        matcher = engine.matcher(compiled)
+        matcher.fill()
         t2 = time.perf_counter_ns()
         rows.append({"schema": name, "compile_ms": (t1 - t0) / 1e6, "ttfm_ms": (t2 - t0) / 1e6})
+        if masks:
+            rows[-1]["steps"] = replay(compiled, matcher, cases[name].sequences[0])
         if hasattr(compiled, "wait_static"):
             compiled.wait_static(120)  # the server is idle until the next request: let the Static build end
         del compiled
         gc.collect()
     return rows
+
+
+def replay(compiled, matcher, tokens: list[int]) -> list[list]:
+    """Commit ``tokens`` one by one and time the mask after each: ``[wall ns, CPU ns, engine]`` per step, engine
+    being glrmask's (``dynamic``/``static``) at the time of the mask, ``-`` for the others."""
+    steps = []
+    wall, cpu = time.perf_counter_ns, time.thread_time_ns
+    for token in tokens:
+        if not matcher.commit(token):
+            break  # a violation: bench/run.py reports those; the times so far stand
+        which = getattr(compiled, "engine", "-")
+        w0, c0 = wall(), cpu()
+        matcher.fill()
+        w1, c1 = wall(), cpu()
+        steps.append([w1 - w0, c1 - c0, which])
+    return steps
+
+
+def mask_lines(results: dict) -> list[str]:
+    """The ``--masks`` tables: every mask after the first, per engine (and per glrmask engine), and the slowest."""
+    lines = [
+        "",
+        "## Masks over whole instances (after the first mask)",
+        "",
+        "Each schema's valid instance replayed right after its first mask, the background Static build (glrmask) "
+        "running meanwhile. `CPU max`: the thread CPU time of the slowest step.",
+        "",
+        "| engine | served by | masks | p50 | p99 | p99.9 | max | CPU max |",
+        "|---|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    slowest = []
+    for engine, rows in results.items():
+        steps = [(st[0], st[1], st[2], r["schema"], k) for r in rows for k, st in enumerate(r.get("steps", []))]
+        for which in sorted({s[2] for s in steps}):
+            xs = [s for s in steps if s[2] == which]
+            wall_us = [s[0] / 1e3 for s in xs]
+            top = max(xs)
+            lines.append(
+                f"| {engine} | {which} | {len(xs):,} | {us(pct(wall_us, 50))} | {us(pct(wall_us, 99))} | "
+                f"{us(pct(wall_us, 99.9))} | {us(top[0] / 1e3)} | {us(top[1] / 1e3)} |"
+            )
+        slowest += [(engine, *s) for s in sorted(steps, reverse=True)[:8]]
+    lines += ["", "Slowest steps (engine, schema, step after the first mask):", ""]
+    lines += ["| engine | served by | schema | step | wall | CPU |", "|---|---|---|---:|---:|---:|"]
+    for engine, w, c, which, schema, k in slowest:
+        lines.append(f"| {engine} | {which} | {schema} | {k} | {us(w / 1e3)} | {us(c / 1e3)} |")
+    return lines
+
+
+def us(x: float) -> str:
+    return f"{x / 1e3:.1f} ms" if x >= 1000 else f"{x:.1f} µs"
 
 
 def pct(xs: list[float], q: float) -> float:
@@ -77,11 +138,12 @@ def main() -> int:
     ap.add_argument("--per-subset", type=int, default=10, help="as in the run given with --from")
     ap.add_argument("--engines", default=",".join(ENGINES))
     ap.add_argument("--out", help="markdown file to write (default: print)")
+    ap.add_argument("--masks", action="store_true", help="also replay each instance and time every mask")
     ap.add_argument("--child", help=argparse.SUPPRESS)
     ap.add_argument("--names", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
-        rows = child(args.child, json.loads(Path(args.names).read_text()), args.per_subset)
+        rows = child(args.child, json.loads(Path(args.names).read_text()), args.per_subset, args.masks)
         print(json.dumps(rows))
         return 0
 
@@ -98,6 +160,7 @@ def main() -> int:
         names_file = Path(f"/tmp/ttfm_server_{engine}.json")
         names_file.write_text(json.dumps(names))
         cmd = [sys.executable, __file__, "--from", args.summary, "--per-subset", str(args.per_subset)]
+        cmd += ["--masks"] if args.masks else []
         out = subprocess.run(cmd + ["--child", engine, "--names", str(names_file)], capture_output=True, text=True)
         if out.returncode:
             print(out.stderr[-3000:], file=sys.stderr)
@@ -126,6 +189,8 @@ def main() -> int:
             f"{statistics.median(r['compile_ms'] for r in warm):.2f} ms | {pct(t, 50):.2f} ms | {pct(t, 90):.2f} ms | "
             f"{pct(t, 99):.1f} ms | {max(t):.1f} ms | {pct(tc, 50):.2f} ms | {pct(tc, 99):.1f} ms |"
         )
+    if args.masks:
+        lines += mask_lines(results)
     text = "\n".join(lines) + "\n"
     if args.out:
         Path(args.out).write_text(text)
