@@ -123,3 +123,56 @@ fn lexemes_ending_at_the_root_and_counted_strings_agree_with_the_plain_walk() {
     }
     assert!(checked > 200, "only {checked} masks checked");
 }
+
+/// Deep inside long counted strings (`maxLength` 520 and 300) the Dynamic
+/// engine takes the interior of a configuration from the one a few
+/// characters back, renamed (`mask::alike`): along an instance tokenized
+/// greedily, with escapes and multi-byte characters inside the strings, every
+/// mask equals the plain walk's and Static's.
+#[test]
+fn interiors_renamed_along_long_counted_strings_agree_with_the_plain_walk() {
+    let vocab = hf::load_file(test_data::tokenizer("deepseek_v3_tokenizer.json"), &hf::HfOptions::default()).unwrap();
+    let schema = serde_json::json!({
+        "type": "object",
+        "properties": {
+            "note": {"type": "string", "maxLength": 520},
+            "tag": {"type": ["string", "null"], "maxLength": 300},
+            "n": {"type": "integer"}
+        },
+        "required": ["note"]
+    });
+    let words = "the quick brown fox jumps over the lazy dog, caf\u{e9} \\u00e9 \\\"quoted\\\" na\u{ef}ve \u{1f600} ";
+    let note: String = words.repeat(6);
+    let text = format!("{{\"note\": \"{note}\", \"tag\": \"{}\", \"n\": 12}}", &words.repeat(2));
+    let mut by_bytes = std::collections::HashMap::new();
+    for id in 0..vocab.len() {
+        let t = glrmask_core::ids::TokenId::from_usize(id);
+        if vocab.kind(t) == glrmask_core::vocab::TokenKind::Bytes {
+            by_bytes.entry(vocab.bytes(t).to_vec()).or_insert(id as u32);
+        }
+    }
+    let bytes = text.as_bytes();
+    let mut tokens = Vec::new();
+    let mut i = 0;
+    while i < bytes.len() {
+        let k = (1..=(bytes.len() - i).min(32)).rev().find(|&k| by_bytes.contains_key(&bytes[i..i + k])).unwrap();
+        tokens.push(by_bytes[&bytes[i..i + k]]);
+        i += k;
+    }
+    let session = Compiler::new(vocab.clone(), CompilerConfig::default());
+    let options = JsonSchemaOptions { whitespace: Whitespace::Flexible { max: 16 }, ..JsonSchemaOptions::default() };
+    let (g, _) = json_schema_grammar(&schema, &options).unwrap();
+    let g = Arc::new(CompiledGrammar::compile(g, &CompileLimits::default()).unwrap());
+    let dynamic = session.constraint_from_tables(g.clone(), &[], Optimization::FastBuild, Default::default()).unwrap();
+    let fixed = session.constraint_from_tables(g, &[], Optimization::FastRuntime, Default::default()).unwrap();
+    let (mut s, mut r) = (dynamic.start(), fixed.start());
+    for (step, &t) in tokens.iter().enumerate() {
+        let fast = s.mask();
+        assert_eq!(fast, s.plain_dynamic_mask(), "step {step}: interiors vs plain walk");
+        assert_eq!(fast, r.mask(), "step {step}: dynamic vs static");
+        assert!(fast.contains(t as usize), "step {step}: the instance's token refused");
+        s.commit_token(t).unwrap();
+        r.commit_token(t).unwrap();
+    }
+    assert!(s.is_accepting());
+}

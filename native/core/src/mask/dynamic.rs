@@ -109,6 +109,16 @@ struct Parts {
 const MAX_PARTS: usize = 1 << 16;
 
 impl ConfigInterior {
+    /// This interior with its configurations renamed by `to` (a
+    /// correspondence that covers them all, else `None`).
+    fn renamed(&self, to: &FxHashMap<LexConfigId, LexConfigId>) -> Option<ConfigInterior> {
+        let mut groups = self.groups.iter().map(|(c, t)| Some((*to.get(c)?, t.clone()))).collect::<Option<Vec<_>>>()?;
+        let mut exits = self.exits.iter().map(|&(n, c)| Some((n, *to.get(&c)?))).collect::<Option<Vec<_>>>()?;
+        groups.sort_unstable_by_key(|g| g.0);
+        exits.sort_unstable_by_key(|&(node, c)| (c, node));
+        Some(ConfigInterior { groups, exits })
+    }
+
     /// The trie from configuration `c` by lexer steps alone, stopping at
     /// exits: the parts of its first-level subtrees (walked or memoised),
     /// merged by end configuration. A lexeme that may end at `c` itself,
@@ -165,11 +175,25 @@ pub struct ConfigInteriors {
     max: usize,
     /// Interiors of other grammars over the same vocabulary (a session's).
     shared: Option<Arc<SharedInteriors>>,
+    /// The interiors built last, newest first: a configuration one
+    /// character further into a counted string takes one of them renamed
+    /// ([`super::alike`]).
+    recent: std::sync::Mutex<Vec<(LexConfigId, Arc<ConfigInterior>)>>,
 }
+
+/// Interiors kept as candidates for [`ConfigInteriors::alike`] (each failed
+/// candidate costs a check).
+const RECENT_INTERIORS: usize = 2;
 
 impl Default for ConfigInteriors {
     fn default() -> Self {
-        ConfigInteriors { map: RwLock::default(), parts: Default::default(), max: MAX_INTERIORS, shared: None }
+        ConfigInteriors {
+            map: RwLock::default(),
+            parts: Default::default(),
+            max: MAX_INTERIORS,
+            shared: None,
+            recent: Default::default(),
+        }
     }
 }
 
@@ -195,12 +219,36 @@ impl ConfigInteriors {
                 return None;
             }
         }
+        let built = match self.alike(lexer, c, vocab.trie().max_depth) {
+            Some(renamed) => Arc::new(renamed),
+            None => self.build_or_share(lexer, c, vocab),
+        };
+        {
+            let mut recent = self.recent.lock().unwrap_or_else(|e| e.into_inner());
+            recent.insert(0, (c, built.clone()));
+            recent.truncate(RECENT_INTERIORS);
+        }
+        let mut map = self.map.write().unwrap_or_else(|e| e.into_inner());
+        Some(map.entry(c).or_insert(built).clone())
+    }
+
+    /// The interior of `c` from a recent one whose configuration behaves
+    /// alike for every token (`depth`: the longest token), renamed.
+    fn alike(&self, lexer: &Lexer, c: LexConfigId, depth: usize) -> Option<ConfigInterior> {
+        let recent = self.recent.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        recent.iter().find_map(|(from, interior)| {
+            let to = super::alike::correspondence(lexer, *from, c, depth)?;
+            interior.renamed(&to)
+        })
+    }
+
+    fn build_or_share(&self, lexer: &Lexer, c: LexConfigId, vocab: &Vocab) -> Arc<ConfigInterior> {
         let build = || {
             let mut parts = self.parts.lock().unwrap_or_else(|e| e.into_inner());
             ConfigInterior::build(lexer, c, vocab.trie(), vocab.len(), &mut parts)
         };
         let shape = self.shared.as_ref().and_then(|shared| Some((shared, LexerShape::of(lexer, c)?)));
-        let built = Arc::new(match shape {
+        Arc::new(match shape {
             // Another grammar over this vocabulary may have walked the same lexer future.
             Some((shared, shape)) => {
                 let canonical = shared
@@ -209,9 +257,7 @@ impl ConfigInteriors {
                 shape.to_actual(&canonical)
             }
             None => build(),
-        });
-        let mut map = self.map.write().unwrap_or_else(|e| e.into_inner());
-        Some(map.entry(c).or_insert(built).clone())
+        })
     }
 }
 

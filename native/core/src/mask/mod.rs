@@ -7,6 +7,7 @@
 //!   byte by byte and the parser only when a lexeme ends; prune a subtree as
 //!   soon as its prefix is lexically dead.
 
+mod alike;
 pub mod compiled;
 pub mod dynamic;
 pub mod exact;
