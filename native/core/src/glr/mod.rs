@@ -9,11 +9,12 @@
 
 pub mod gss;
 
-use rustc_hash::FxHashSet;
+use rustc_hash::{FxHashMap, FxHashSet};
 use smallvec::SmallVec;
 
 use crate::compile::CompiledGrammar;
 use crate::ids::{LexConfigId, NodeId, TerminalId};
+use crate::liveness::Exit;
 pub use gss::{Checkpoint, Gss, ROOT};
 
 /// One parse: the stacks through `node` with lexer configuration `config`.
@@ -24,6 +25,10 @@ pub struct Head {
 }
 
 pub type Tops = SmallVec<[NodeId; 4]>;
+
+/// `(node, terminal, lexical state after it)` → whether shifting the
+/// terminal on the node reaches a live boundary ([`Parser::live_cached`]).
+pub type ShiftLiveness = rustc_hash::FxHashMap<(NodeId, TerminalId, u32), bool>;
 
 /// Parents of a node that `shift` scans for a duplicate edge; past this many
 /// it looks edges up in a set.
@@ -139,12 +144,24 @@ impl<'a> Parser<'a> {
         let offset = gss.pool.len();
         gss.pool.resize(offset + bits.div_ceil(32), 0);
         let mut ancestors: SmallVec<[(usize, Vec<NodeId>); 4]> = SmallVec::new();
+        // Entries share their exits, and an exit's answer depends only on
+        // itself (the ancestors at its distance are fixed): each is looked up
+        // once. (Reading the ancestors' bits, a goto search each, was most of
+        // a Dynamic mask on large grammars.)
+        let mut answered: FxHashMap<Exit, bool> = FxHashMap::default();
         for a in 0..num_gotos {
             for z in 0..num_lex {
                 let entry = live.enter(a, z);
                 let mut value = entry.accept;
                 if !value {
                     for exit in live.exits(entry) {
+                        if let Some(&known) = answered.get(exit) {
+                            if known {
+                                value = true;
+                                break;
+                            }
+                            continue;
+                        }
                         let d = exit.dist as usize;
                         let idx = match ancestors.iter().position(|(dd, _)| *dd == d) {
                             Some(i) => i,
@@ -155,7 +172,10 @@ impl<'a> Parser<'a> {
                                 ancestors.len() - 1
                             }
                         };
-                        if ancestors[idx].1.iter().any(|&anc| self.summary_bit(gss, anc, exit.nt, exit.lex as usize)) {
+                        let found =
+                            ancestors[idx].1.iter().any(|&anc| self.summary_bit(gss, anc, exit.nt, exit.lex as usize));
+                        answered.insert(*exit, found);
+                        if found {
                             value = true;
                             break;
                         }
@@ -235,6 +255,51 @@ impl<'a> Parser<'a> {
         }
         gss.truncate(cp);
         result
+    }
+
+    /// [`Parser::live`], remembering in `cache` whether shifting a terminal
+    /// on a node leads to a live boundary: heads of one node in different
+    /// configurations (every token that ends inside a string, one
+    /// configuration per length) reach the same terminals, and each shift
+    /// builds liveness summaries for its new nodes, which on a large grammar
+    /// cost more than the rest of a mask. The caller forgets the entries of
+    /// nodes it drops (see `mask::dynamic`'s `LiveMemo`).
+    pub fn live_cached(&self, gss: &mut Gss, head: Head, cache: &mut ShiftLiveness) -> bool {
+        let live = &self.g.liveness;
+        let b = live.boundary_index[head.config.index()];
+        if b != u32::MAX {
+            return self.live_boundary(gss, head.node, b as usize);
+        }
+        let reach = live.first_reach(head.config);
+        let mut i = 0;
+        while i < reach.len() {
+            let t = reach[i].0;
+            let mut j = i;
+            while j < reach.len() && reach[j].0 == t {
+                j += 1;
+            }
+            if live.ignored[t.index()] {
+                if reach[i..j].iter().any(|&(_, f)| self.live_boundary(gss, head.node, f as usize)) {
+                    return true;
+                }
+            } else {
+                let mut missing = reach[i..j].iter().filter(|&&(_, f)| !cache.contains_key(&(head.node, t, f)));
+                if missing.next().is_some() {
+                    let cp = gss.checkpoint();
+                    let tops = self.shift(gss, &[head.node], t);
+                    for &(_, f) in &reach[i..j] {
+                        let v = tops.iter().any(|&top| self.live_boundary(gss, top, f as usize));
+                        cache.insert((head.node, t, f), v);
+                    }
+                    gss.truncate(cp);
+                }
+                if reach[i..j].iter().any(|&(_, f)| cache[&(head.node, t, f)]) {
+                    return true;
+                }
+            }
+            i = j;
+        }
+        false
     }
 
     /// Does the input accepted so far form a complete member of the language

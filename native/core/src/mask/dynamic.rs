@@ -32,7 +32,7 @@ use std::sync::{Arc, RwLock};
 use rustc_hash::FxHashMap;
 
 use super::TokenMask;
-use crate::glr::{Checkpoint, Gss, Head, Parser};
+use crate::glr::{Checkpoint, Gss, Head, Parser, ShiftLiveness};
 use crate::ids::LexConfigId;
 use crate::lexer::Lexer;
 use crate::sets::TokenSet;
@@ -621,7 +621,8 @@ fn any_live(parser: Parser<'_>, gss: &mut Gss, heads: &[Head], real_len: usize, 
         if let Some(&v) = map.get(&h) {
             return v;
         }
-        let v = parser.live(gss, h);
+        let shifts = if scratch { &mut memo.scratch_shifts } else { &mut memo.real_shifts };
+        let v = parser.live_cached(gss, h, shifts);
         let map = if scratch { &mut memo.scratch } else { &mut memo.real };
         map.insert(h, v);
         if scratch {
@@ -640,6 +641,9 @@ fn any_live(parser: Parser<'_>, gss: &mut Gss, heads: &[Head], real_len: usize, 
 struct LiveMemo {
     real: FxHashMap<Head, bool>,
     scratch: FxHashMap<Head, bool>,
+    /// Shifts from heads on real and on scratch nodes ([`Parser::live_cached`]).
+    real_shifts: ShiftLiveness,
+    scratch_shifts: ShiftLiveness,
     /// Past the last scratch node in `scratch`.
     scratch_end: usize,
 }
@@ -648,6 +652,8 @@ impl LiveMemo {
     fn clear(&mut self) {
         self.real.clear();
         self.scratch.clear();
+        self.real_shifts.clear();
+        self.scratch_shifts.clear();
         self.scratch_end = 0;
     }
 
@@ -657,6 +663,7 @@ impl LiveMemo {
         gss.truncate(cp);
         if self.scratch_end > gss.len() {
             self.scratch.clear();
+            self.scratch_shifts.clear();
             self.scratch_end = 0;
         }
     }
