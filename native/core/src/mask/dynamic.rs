@@ -26,6 +26,10 @@
 //! whose lexeme may also end before the first byte takes its interior for
 //! the tokens that continue the lexeme; the lexemes that end there are
 //! shifted once, at the root, and the heads after them take their own.
+//! Below an exit the same holds: the heads there (the lexeme going on, and
+//! a fresh lexeme after each that ended) take interiors of the tokens below
+//! that trie node, built from the same parts and kept per (node,
+//! configuration), so a `": "` or `", "` inside tokens is walked once.
 
 use std::sync::{Arc, RwLock};
 
@@ -124,6 +128,19 @@ impl ConfigInterior {
     /// merged by end configuration. A lexeme that may end at `c` itself,
     /// before the first byte, is not followed (the caller shifts it).
     fn build(lexer: &Lexer, c: LexConfigId, trie: &Trie, vocab_len: usize, parts: &mut Parts) -> ConfigInterior {
+        ConfigInterior::build_under(lexer, c, trie, 0, vocab_len, parts)
+    }
+
+    /// As [`ConfigInterior::build`] for the tokens below trie node `under`
+    /// (their bytes past it) from configuration `c` there.
+    fn build_under(
+        lexer: &Lexer,
+        c: LexConfigId,
+        trie: &Trie,
+        under: usize,
+        vocab_len: usize,
+        parts: &mut Parts,
+    ) -> ConfigInterior {
         let configs = &lexer.configs;
         let nodes = &trie.nodes;
         // Lists, not a vocabulary-wide bitset per end configuration: a
@@ -132,8 +149,8 @@ impl ConfigInterior {
         // The parts' subtrees are disjoint, so their lists never overlap.
         let mut merged: FxHashMap<LexConfigId, Vec<u32>> = FxHashMap::default();
         let mut exits = Vec::new();
-        let mut root = 1;
-        while root < nodes.len() {
+        let mut root = under + 1;
+        while root < nodes[under].subtree_end as usize {
             let node = nodes[root];
             let next_root = node.subtree_end as usize;
             if let Some(c1) = configs.next(&lexer.dfa, c, node.byte) {
@@ -175,11 +192,16 @@ pub struct ConfigInteriors {
     max: usize,
     /// Interiors of other grammars over the same vocabulary (a session's).
     shared: Option<Arc<SharedInteriors>>,
+    /// Interiors below exits: `(trie node, configuration there)`.
+    below: RwLock<FxHashMap<(u32, LexConfigId), Arc<ConfigInterior>>>,
     /// The interiors built last, newest first: a configuration one
     /// character further into a counted string takes one of them renamed
     /// ([`super::alike`]).
     recent: std::sync::Mutex<Vec<(LexConfigId, Arc<ConfigInterior>)>>,
 }
+
+/// Interiors below exits a constraint keeps; past this the memo starts over.
+const MAX_BELOW: usize = 1 << 14;
 
 /// Interiors kept as candidates for [`ConfigInteriors::alike`] (each failed
 /// candidate costs a check).
@@ -192,6 +214,7 @@ impl Default for ConfigInteriors {
             parts: Default::default(),
             max: MAX_INTERIORS,
             shared: None,
+            below: RwLock::default(),
             recent: Default::default(),
         }
     }
@@ -230,6 +253,27 @@ impl ConfigInteriors {
         }
         let mut map = self.map.write().unwrap_or_else(|e| e.into_inner());
         Some(map.entry(c).or_insert(built).clone())
+    }
+
+    /// The interior of the tokens below trie node `node` (past its bytes)
+    /// from configuration `c` there: what the heads at an exit take, the
+    /// lexemes that end there shifted. `None` where the plain walk serves.
+    fn below(&self, lexer: &Lexer, c: LexConfigId, node: u32, vocab: &Vocab) -> Option<Arc<ConfigInterior>> {
+        if self.max == 0 {
+            return None;
+        }
+        if let Some(found) = self.below.read().unwrap_or_else(|e| e.into_inner()).get(&(node, c)) {
+            return Some(found.clone());
+        }
+        let built = {
+            let mut parts = self.parts.lock().unwrap_or_else(|e| e.into_inner());
+            Arc::new(ConfigInterior::build_under(lexer, c, vocab.trie(), node as usize, vocab.len(), &mut parts))
+        };
+        let mut below = self.below.write().unwrap_or_else(|e| e.into_inner());
+        if below.len() >= MAX_BELOW {
+            below.clear();
+        }
+        Some(below.entry((node, c)).or_insert(built).clone())
     }
 
     /// The interior of `c` from a recent one whose configuration behaves
@@ -497,7 +541,7 @@ fn through_interiors(
         let j = i + heads[i..].iter().take_while(|h| h.config == c).count();
         match interiors.get(lexer, c, vocab) {
             Some(interior) => {
-                through_interior(parser, gss, trie, &heads[i..j], &interior, real_len, scratch, out);
+                through_interior(parser, gss, trie, vocab, interiors, &heads[i..j], &interior, real_len, scratch, out);
                 if !lexer.configs.emits(c).is_empty() {
                     emitting.extend_from_slice(&heads[i..j]);
                 }
@@ -515,6 +559,8 @@ fn through_interior(
     parser: Parser<'_>,
     gss: &mut Gss,
     trie: &Trie,
+    vocab: &Vocab,
+    interiors: &ConfigInteriors,
     heads: &[Head],
     interior: &ConfigInterior,
     real_len: usize,
@@ -542,15 +588,44 @@ fn through_interior(
         with(c, &mut after);
         let mut expanded = Vec::new();
         parser.expand_emissions(gss, &after, &mut |_| true, &mut expanded);
+        // Below an exit, each configuration of the expanded heads (the
+        // lexeme going on, and the fresh lexemes after each one that ended)
+        // takes its interior below that node, as the root's heads do.
+        expanded.sort_unstable_by_key(|h| (h.config, h.node));
         let expanded_at = gss.checkpoint();
         for &(exit, _) in &interior.exits[k..end] {
             let node = trie.nodes[exit as usize];
             let d = node.depth as usize;
-            scratch.heads[d].clone_from(&after);
-            scratch.expanded[d].clone_from(&expanded);
-            scratch.expanded_valid[d] = true;
-            scratch.after_expand[d] = Some(expanded_at);
-            walk(parser, gss, trie, d, exit as usize + 1..node.subtree_end as usize, real_len, scratch, out);
+            let mut plain = Vec::new();
+            let mut i = 0;
+            while i < expanded.len() {
+                let x = expanded[i].config;
+                let j = i + expanded[i..].iter().take_while(|h| h.config == x).count();
+                match interiors.below(&parser.g.lexer, x, exit, vocab) {
+                    Some(below) => through_interior(
+                        parser,
+                        gss,
+                        trie,
+                        vocab,
+                        interiors,
+                        &expanded[i..j],
+                        &below,
+                        real_len,
+                        scratch,
+                        out,
+                    ),
+                    None => plain.extend_from_slice(&expanded[i..j]),
+                }
+                i = j;
+            }
+            if !plain.is_empty() {
+                plain.sort_unstable();
+                scratch.heads[d].clone_from(&plain);
+                scratch.expanded[d].clone_from(&plain);
+                scratch.expanded_valid[d] = true;
+                scratch.after_expand[d] = Some(expanded_at);
+                walk(parser, gss, trie, d, exit as usize + 1..node.subtree_end as usize, real_len, scratch, out);
+            }
         }
         scratch.live_memo.truncate(gss, before);
         k = end;
@@ -688,6 +763,7 @@ impl crate::memory::HeapBytes for ConfigInteriors {
         use crate::memory::map_bytes;
         let map = self.map.read().unwrap_or_else(|e| e.into_inner());
         let parts = self.parts.lock().unwrap_or_else(|e| e.into_inner());
-        map_bytes(map.iter()) + map_bytes(parts.map.iter())
+        let below = self.below.read().unwrap_or_else(|e| e.into_inner());
+        map_bytes(map.iter()) + map_bytes(parts.map.iter()) + map_bytes(below.iter())
     }
 }
