@@ -203,6 +203,10 @@ pub struct ConfigInteriors {
 /// Interiors below exits a constraint keeps; past this the memo starts over.
 const MAX_BELOW: usize = 1 << 14;
 
+/// Trie nodes below an exit from which its heads take an interior there
+/// rather than the plain walk.
+const BELOW_MIN_NODES: u32 = 256;
+
 /// Interiors kept as candidates for [`ConfigInteriors::alike`] (each failed
 /// candidate costs a check).
 const RECENT_INTERIORS: usize = 2;
@@ -597,7 +601,13 @@ fn through_interior(
             let node = trie.nodes[exit as usize];
             let d = node.depth as usize;
             let mut plain = Vec::new();
-            let mut i = 0;
+            // A small subtree is walked as cheaply as its interior is built,
+            // and deep exits rarely recur (a counted chunk's end moves with
+            // every character): only large ones are worth an interior.
+            if (node.subtree_end - exit) < BELOW_MIN_NODES {
+                plain.extend_from_slice(&expanded);
+            }
+            let mut i = if plain.is_empty() { 0 } else { expanded.len() };
             while i < expanded.len() {
                 let x = expanded[i].config;
                 let j = i + expanded[i..].iter().take_while(|h| h.config == x).count();
