@@ -604,11 +604,12 @@ fn through_interior(
             // A small subtree is walked as cheaply as its interior is built,
             // and deep exits rarely recur (a counted chunk's end moves with
             // every character): only large ones are worth an interior.
-            if (node.subtree_end - exit) < BELOW_MIN_NODES {
+            let small = node.subtree_end - exit < BELOW_MIN_NODES;
+            if small {
                 plain.extend_from_slice(&expanded);
             }
-            let mut i = if plain.is_empty() { 0 } else { expanded.len() };
-            while i < expanded.len() {
+            let mut i = 0;
+            while i < expanded.len() && !small {
                 let x = expanded[i].config;
                 let j = i + expanded[i..].iter().take_while(|h| h.config == x).count();
                 match interiors.below(&parser.g.lexer, x, exit, vocab) {
