@@ -471,42 +471,31 @@ pub fn dynamic_mask(
     // their fresh lexemes too. (Walked plainly, one such head sent every
     // mask through the whole trie with the parser at each node: 20-40 ms on
     // a 129k vocabulary.)
-    let mut emitting = Vec::new();
-    through_interiors(
-        parser,
-        gss,
-        trie,
-        vocab,
-        interiors,
-        &by_config,
-        real_len,
-        scratch,
-        &mut emitting,
-        &mut plain,
-        out,
-    );
-    if !emitting.is_empty() {
-        let mut shifted = Vec::new();
-        parser.expand_emissions(gss, &emitting, &mut |_| true, &mut shifted);
-        // `shifted` keeps the heads themselves: they went through their interiors above.
-        shifted.retain(|h| emitting.binary_search(h).is_err());
-        shifted.sort_unstable_by_key(|h| (h.config, h.node));
-        // Heads after a shift are at a boundary, where no lexeme may end: none emit.
-        let mut emitting_again = Vec::new();
+    let mut round = by_config;
+    while !round.is_empty() {
+        let mut emitting = Vec::new();
         through_interiors(
             parser,
             gss,
             trie,
             vocab,
             interiors,
-            &shifted,
+            &round,
             real_len,
             scratch,
-            &mut emitting_again,
+            &mut emitting,
             &mut plain,
             out,
         );
-        plain.extend(emitting_again);
+        round.clear();
+        if !emitting.is_empty() {
+            parser.expand_emissions(gss, &emitting, &mut |_| true, &mut round);
+            // `round` keeps the heads themselves: they went through their
+            // interiors already. The heads after a shift are at a boundary,
+            // where no lexeme may end, so the next round ends the loop.
+            round.retain(|h| emitting.binary_search(h).is_err());
+            round.sort_unstable_by_key(|h| (h.config, h.node));
+        }
     }
     if !plain.is_empty() {
         scratch.heads[0].clear();
@@ -516,7 +505,7 @@ pub fn dynamic_mask(
     }
     scratch.live_memo.truncate(gss, before);
     scratch.plain = plain;
-    scratch.by_config = by_config;
+    scratch.by_config = round;
 }
 
 /// The mask's part for `heads` (sorted by configuration) through their
