@@ -227,34 +227,7 @@ impl<'a> Parser<'a> {
     /// Mid-lexeme, this shifts each terminal the lexeme may end as into
     /// scratch nodes (removed before returning).
     pub fn live(&self, gss: &mut Gss, head: Head) -> bool {
-        let live = &self.g.liveness;
-        let b = live.boundary_index[head.config.index()];
-        if b != u32::MAX {
-            return self.live_boundary(gss, head.node, b as usize);
-        }
-        let cp = gss.checkpoint();
-        let mut result = false;
-        let reach = live.first_reach(head.config);
-        let mut i = 0;
-        while i < reach.len() && !result {
-            let t = reach[i].0;
-            // Group the lexical states that follow the same terminal.
-            let mut j = i;
-            while j < reach.len() && reach[j].0 == t {
-                j += 1;
-            }
-            if live.ignored[t.index()] {
-                result = reach[i..j].iter().any(|&(_, f)| self.live_boundary(gss, head.node, f as usize));
-            } else {
-                let tops = self.shift(gss, &[head.node], t);
-                result =
-                    tops.iter().any(|&top| reach[i..j].iter().any(|&(_, f)| self.live_boundary(gss, top, f as usize)));
-                gss.truncate(cp);
-            }
-            i = j;
-        }
-        gss.truncate(cp);
-        result
+        self.live_with(gss, head, None)
     }
 
     /// [`Parser::live`], remembering in `cache` whether shifting a terminal
@@ -265,6 +238,10 @@ impl<'a> Parser<'a> {
     /// cost more than the rest of a mask. The caller forgets the entries of
     /// nodes it drops (see `mask::dynamic`'s `LiveMemo`).
     pub fn live_cached(&self, gss: &mut Gss, head: Head, cache: &mut ShiftLiveness) -> bool {
+        self.live_with(gss, head, Some(cache))
+    }
+
+    fn live_with(&self, gss: &mut Gss, head: Head, mut cache: Option<&mut ShiftLiveness>) -> bool {
         let live = &self.g.liveness;
         let b = live.boundary_index[head.config.index()];
         if b != u32::MAX {
@@ -274,28 +251,41 @@ impl<'a> Parser<'a> {
         let mut i = 0;
         while i < reach.len() {
             let t = reach[i].0;
+            // Group the lexical states that follow the same terminal.
             let mut j = i;
             while j < reach.len() && reach[j].0 == t {
                 j += 1;
             }
-            if live.ignored[t.index()] {
-                if reach[i..j].iter().any(|&(_, f)| self.live_boundary(gss, head.node, f as usize)) {
-                    return true;
-                }
+            let group = &reach[i..j];
+            let found = if live.ignored[t.index()] {
+                group.iter().any(|&(_, f)| self.live_boundary(gss, head.node, f as usize))
             } else {
-                let mut missing = reach[i..j].iter().filter(|&&(_, f)| !cache.contains_key(&(head.node, t, f)));
-                if missing.next().is_some() {
-                    let cp = gss.checkpoint();
-                    let tops = self.shift(gss, &[head.node], t);
-                    for &(_, f) in &reach[i..j] {
-                        let v = tops.iter().any(|&top| self.live_boundary(gss, top, f as usize));
-                        cache.insert((head.node, t, f), v);
+                match cache.as_deref_mut() {
+                    None => {
+                        let cp = gss.checkpoint();
+                        let tops = self.shift(gss, &[head.node], t);
+                        let found = tops
+                            .iter()
+                            .any(|&top| group.iter().any(|&(_, f)| self.live_boundary(gss, top, f as usize)));
+                        gss.truncate(cp);
+                        found
                     }
-                    gss.truncate(cp);
+                    Some(cache) => {
+                        if group.iter().any(|&(_, f)| !cache.contains_key(&(head.node, t, f))) {
+                            let cp = gss.checkpoint();
+                            let tops = self.shift(gss, &[head.node], t);
+                            for &(_, f) in group {
+                                let v = tops.iter().any(|&top| self.live_boundary(gss, top, f as usize));
+                                cache.insert((head.node, t, f), v);
+                            }
+                            gss.truncate(cp);
+                        }
+                        group.iter().any(|&(_, f)| cache[&(head.node, t, f)])
+                    }
                 }
-                if reach[i..j].iter().any(|&(_, f)| cache[&(head.node, t, f)]) {
-                    return true;
-                }
+            };
+            if found {
+                return true;
             }
             i = j;
         }
