@@ -36,30 +36,14 @@ fn interiors_agree_with_the_plain_walk_and_static_on_a_real_vocabulary() {
             session.constraint_from_tables(g.clone(), &[], Optimization::FastBuild, Default::default()).unwrap();
         let fixed = session.constraint_from_tables(g, &[], Optimization::FastRuntime, Default::default()).ok();
         for walk in 0..2 {
-            let mut rng = Rng(i as u64 * 31 + walk);
-            let mut s = dynamic.start();
-            let mut reference = fixed.as_ref().map(|c| c.start());
-            for step in 0..40 {
-                let fast = s.mask();
-                assert_eq!(fast, s.plain_dynamic_mask(), "{} step {step}: interiors vs plain walk", item["id"]);
-                if let Some(r) = reference.as_mut() {
-                    assert_eq!(fast, r.mask(), "{} step {step}: dynamic vs static", item["id"]);
-                }
-                checked += 1;
-                let allowed: Vec<usize> = fast.iter().collect();
-                if allowed.is_empty() {
-                    break;
-                }
-                // Mostly short tokens, so that walks get deep into instances.
-                let t = (0..3)
-                    .map(|_| allowed[rng.below(allowed.len())])
-                    .min_by_key(|&t| vocab.bytes(glrmask_core::ids::TokenId::from_usize(t)).len())
-                    .unwrap();
-                s.commit_token(t as u32).unwrap();
-                if let Some(r) = reference.as_mut() {
-                    r.commit_token(t as u32).unwrap();
-                }
-            }
+            checked += check_random_walk(
+                &vocab,
+                &dynamic,
+                fixed.as_ref(),
+                Rng(i as u64 * 31 + walk),
+                40,
+                item["id"].as_str().unwrap_or("?"),
+            );
         }
     }
     assert!(checked > 200, "only {checked} masks checked");
@@ -101,24 +85,8 @@ fn lexemes_ending_at_the_root_and_counted_strings_agree_with_the_plain_walk() {
             session.constraint_from_tables(g.clone(), &[], Optimization::FastBuild, Default::default()).unwrap();
         let fixed = session.constraint_from_tables(g, &[], Optimization::FastRuntime, Default::default()).unwrap();
         for walk in 0..3 {
-            let mut rng = Rng(walk * 7 + any_order as u64);
-            let (mut s, mut r) = (dynamic.start(), fixed.start());
-            for step in 0..60 {
-                let fast = s.mask();
-                assert_eq!(fast, s.plain_dynamic_mask(), "walk {walk} step {step}: interiors vs plain walk");
-                assert_eq!(fast, r.mask(), "walk {walk} step {step}: dynamic vs static");
-                checked += 1;
-                let allowed: Vec<usize> = fast.iter().collect();
-                if allowed.is_empty() {
-                    break;
-                }
-                let t = (0..3)
-                    .map(|_| allowed[rng.below(allowed.len())])
-                    .min_by_key(|&t| vocab.bytes(glrmask_core::ids::TokenId::from_usize(t)).len())
-                    .unwrap();
-                s.commit_token(t as u32).unwrap();
-                r.commit_token(t as u32).unwrap();
-            }
+            let rng = Rng(walk * 7 + any_order as u64);
+            checked += check_random_walk(&vocab, &dynamic, Some(&fixed), rng, 60, &format!("walk {walk}"));
         }
     }
     assert!(checked > 200, "only {checked} masks checked");
@@ -175,4 +143,40 @@ fn interiors_renamed_along_long_counted_strings_agree_with_the_plain_walk() {
         r.commit_token(t).unwrap();
     }
     assert!(s.is_accepting());
+}
+
+/// A walk of at most `steps` random tokens (the shortest of three allowed, so
+/// that walks get deep into instances): at each step the mask through
+/// interiors equals the plain walk's and, where `fixed` is given, Static's.
+/// Returns the masks checked.
+fn check_random_walk(
+    vocab: &glrmask_core::vocab::Vocab,
+    dynamic: &Arc<glrmask_core::Constraint>,
+    fixed: Option<&Arc<glrmask_core::Constraint>>,
+    mut rng: Rng,
+    steps: usize,
+    what: &str,
+) -> usize {
+    let mut s = dynamic.start();
+    let mut reference = fixed.map(|c| c.start());
+    for step in 0..steps {
+        let fast = s.mask();
+        assert_eq!(fast, s.plain_dynamic_mask(), "{what} step {step}: interiors vs plain walk");
+        if let Some(r) = reference.as_mut() {
+            assert_eq!(fast, r.mask(), "{what} step {step}: dynamic vs static");
+        }
+        let allowed: Vec<usize> = fast.iter().collect();
+        if allowed.is_empty() {
+            return step + 1;
+        }
+        let t = (0..3)
+            .map(|_| allowed[rng.below(allowed.len())])
+            .min_by_key(|&t| vocab.bytes(glrmask_core::ids::TokenId::from_usize(t)).len())
+            .unwrap();
+        s.commit_token(t as u32).unwrap();
+        if let Some(r) = reference.as_mut() {
+            r.commit_token(t as u32).unwrap();
+        }
+    }
+    steps
 }
