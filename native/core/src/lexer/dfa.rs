@@ -90,6 +90,8 @@ impl TermDfa {
         // Byte classes that no state tells apart are merged first: the subset
         // construction cuts classes at every range boundary of the NFA (a
         // UTF-8 class has dozens), and minimisation costs states × classes.
+        let tq = std::time::Instant::now();
+        let (n0, k0) = (accept.len(), num_classes);
         let (classes, num_classes, trans) = match equal_columns(&trans, num_classes) {
             Some((remap, k)) => {
                 let trans = remap_columns(&trans, num_classes, &remap, k);
@@ -97,8 +99,24 @@ impl TermDfa {
             }
             None => (classes, num_classes, trans),
         };
+        let t1 = tq.elapsed();
         let (block_of, num_blocks) = minimize(num_classes, &trans, &accept);
-        Self::from_blocks(classes, num_classes, &trans, &accept, start, &block_of, num_blocks)
+        let t2 = tq.elapsed();
+        let r = Self::from_blocks(classes, num_classes, &trans, &accept, start, &block_of, num_blocks);
+        if std::env::var("LEXR").is_ok() {
+            eprintln!(
+                "FROMRAW n {} k0 {} k {} m {} kf {} eq {} min {} blocks {}",
+                n0,
+                k0,
+                num_classes,
+                r.num_states(),
+                r.num_classes,
+                t1.as_nanos(),
+                (t2 - t1).as_nanos(),
+                (tq.elapsed() - t2).as_nanos()
+            );
+        }
+        r
     }
 
     /// The quotient of a raw DFA by a partition of its states into blocks of
@@ -321,7 +339,37 @@ impl TermDfa {
                 return Ok((*hit.dfa).clone());
             }
         }
-        let dfa = TermDfa::from_pattern(pattern, max_states)?;
+        thread_local!(static DEPTH: std::cell::Cell<usize> = const { std::cell::Cell::new(0) });
+        let tt = std::time::Instant::now();
+        DEPTH.with(|d| d.set(d.get() + 1));
+        let dfa = TermDfa::from_pattern(pattern, max_states);
+        let depth = DEPTH.with(|d| {
+            d.set(d.get() - 1);
+            d.get()
+        });
+        let dfa = dfa?;
+        if std::env::var("LEXT").is_ok() {
+            let d = format!("{:?}", pattern);
+            let kind = if d.starts_with("Concat([Hir(Literal(\"\\\"\")), And") {
+                "otherkey-concat"
+            } else if d.starts_with("And([Not(Alt") {
+                "otherkey-and"
+            } else if d.starts_with("Alt([Hir(Concat([Alternation") || d.starts_with("Alt([Hir(Alternation") {
+                "keyset"
+            } else if d.starts_with("Concat([Hir(Literal(\"\\\"\")), Hir(Concat([Alternation") {
+                "keylit"
+            } else {
+                "other"
+            };
+            eprintln!(
+                "LEXM {} {} {} {} {}",
+                depth,
+                tt.elapsed().as_micros(),
+                dfa.num_states(),
+                kind,
+                &d[..d.len().min(120)]
+            );
+        }
         let bytes = nodes * 64 + dfa.trans.len() * 4 + dfa.accept.len() * 3 + 512;
         if bytes <= TERM_DFA_CACHE_BYTES / 8 {
             let mut cache = cache.lock().unwrap_or_else(|e| e.into_inner());
@@ -819,13 +867,91 @@ impl Closure {
     }
 }
 
+/// The coarsest partition of the states into equivalent ones (the blocks of
+/// the minimal DFA). Returns the block of every state and the number of blocks.
+///
+/// Most terminals are finite languages (a key, a set of keys, a counted
+/// string) or begin with an acyclic part (an "any other key" before it falls
+/// into the string content loop), where Hopcroft's refinement spends its
+/// `log n` rounds for nothing. So the states are split in two: the *tail*,
+/// every state a cycle reaches (closed under moves, the dead state with its
+/// self-loop among them), is refined by Hopcroft; the *head* before it is
+/// acyclic and is minimised bottom-up (Revuz): in reverse topological order a
+/// state is equivalent to an already-placed one exactly when both accept
+/// alike and move to the same blocks, so one hash lookup per state decides.
+/// A DFA that is all tail costs one extra pass.
+fn minimize(num_classes: usize, trans: &[u32], accept: &[bool]) -> (Vec<u32>, usize) {
+    let (k, n) = (num_classes, accept.len());
+    // Kahn's peeling: a state leaves once every move into it comes from a
+    // state that left; what never leaves is reached from a cycle.
+    let mut in_degree = vec![0u32; n];
+    for &t in trans {
+        in_degree[t as usize] += 1;
+    }
+    let mut head: Vec<u32> = (0..n as u32).filter(|&s| in_degree[s as usize] == 0).collect();
+    let mut i = 0;
+    while i < head.len() {
+        let s = head[i] as usize;
+        i += 1;
+        for &t in &trans[s * k..(s + 1) * k] {
+            in_degree[t as usize] -= 1;
+            if in_degree[t as usize] == 0 {
+                head.push(t);
+            }
+        }
+    }
+    if head.is_empty() {
+        return hopcroft(k, trans, accept);
+    }
+    let mut block_of = vec![u32::MAX; n];
+    let tail: Vec<u32> = (0..n as u32).filter(|&s| in_degree[s as usize] > 0).collect();
+    let mut num_blocks = 0;
+    // Row signature of a state: acceptance, then the block of each move.
+    let mut ids: FxHashMap<Vec<u32>, u32> = FxHashMap::default();
+    let signature = |s: usize, block_of: &[u32]| -> Vec<u32> {
+        std::iter::once(accept[s] as u32)
+            .chain(trans[s * k..(s + 1) * k].iter().map(|&t| block_of[t as usize]))
+            .collect()
+    };
+    if !tail.is_empty() {
+        let mut local = vec![u32::MAX; n];
+        for (j, &s) in tail.iter().enumerate() {
+            local[s as usize] = j as u32;
+        }
+        let tail_trans: Vec<u32> = tail
+            .iter()
+            .flat_map(|&s| trans[s as usize * k..(s as usize + 1) * k].iter().map(|&t| local[t as usize]))
+            .collect();
+        let tail_accept: Vec<bool> = tail.iter().map(|&s| accept[s as usize]).collect();
+        let (tail_blocks, m) = hopcroft(k, &tail_trans, &tail_accept);
+        for (&s, &b) in tail.iter().zip(&tail_blocks) {
+            block_of[s as usize] = b;
+        }
+        num_blocks = m;
+        // A tail block's members share one signature (the partition is stable).
+        for &s in &tail {
+            ids.entry(signature(s as usize, &block_of)).or_insert(block_of[s as usize]);
+        }
+    }
+    // Every move of a head state goes to a later head state or to the tail.
+    for &s in head.iter().rev() {
+        let len = num_blocks as u32;
+        let b = *ids.entry(signature(s as usize, &block_of)).or_insert(len);
+        if b == len {
+            num_blocks += 1;
+        }
+        block_of[s as usize] = b;
+    }
+    (block_of, num_blocks)
+}
+
 /// Hopcroft's partition refinement. Returns the block of every state.
 ///
 /// The partition is the refinable-partition structure (Valmari–Lehtinen):
 /// states are laid out block by block in one array, and a split moves only
 /// the marked states, so a round costs what it marks, not the size of the
 /// blocks it touches (splitting one huge block over and over was quadratic).
-fn minimize(num_classes: usize, trans: &[u32], accept: &[bool]) -> (Vec<u32>, usize) {
+fn hopcroft(num_classes: usize, trans: &[u32], accept: &[bool]) -> (Vec<u32>, usize) {
     let n = accept.len();
     // Inverse transitions per class: for each (target, class) the sources.
     let mut inv_start = vec![0u32; n * num_classes + 1];
@@ -1133,6 +1259,58 @@ mod minimize_tests {
                 prop_assert_eq!(min.matches(w), accept[s as usize], "word {:?}", w);
                 prop_assert_eq!(comp.matches(w), !accept[s as usize], "complement, word {:?}", w);
             }
+        }
+    }
+}
+
+/// [`minimize`] against plain Hopcroft on DFAs with an acyclic head (states
+/// moving only to later ones) before a cyclic tail: the same partition.
+#[cfg(test)]
+mod head_tail_tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// The partition as "same block" over all pairs, independent of numbering.
+    fn same_blocks(a: &[u32], b: &[u32]) -> bool {
+        (0..a.len()).all(|i| (0..a.len()).all(|j| (a[i] == a[j]) == (b[i] == b[j])))
+    }
+
+    proptest! {
+        #[test]
+        fn head_tail_split_is_hopcroft(
+            head in 0usize..24,
+            tail in 1usize..6,
+            k in 1usize..4,
+            seed in proptest::collection::vec(any::<u32>(), 30 * 4),
+            acc in proptest::collection::vec(any::<bool>(), 30),
+        ) {
+            let n = head + tail;
+            let trans: Vec<u32> = (0..n * k)
+                .map(|i| {
+                    let s = i / k;
+                    let r = seed[i];
+                    // Head states move forward only (to a later head state or
+                    // into the tail); tail states anywhere in the tail.
+                    if s < head { s as u32 + 1 + r % (n - s - 1) as u32 } else { head as u32 + r % tail as u32 }
+                })
+                .collect();
+            let accept = acc[..n].to_vec();
+            let (fast, m) = minimize(k, &trans, &accept);
+            let (slow, m2) = hopcroft(k, &trans, &accept);
+            prop_assert_eq!(m, m2);
+            prop_assert!(fast.iter().all(|&b| (b as usize) < m));
+            prop_assert!(same_blocks(&fast, &slow), "{:?} vs {:?}", fast, slow);
+        }
+    }
+
+    #[test]
+    fn a_finite_language_is_all_head_but_the_dead_state() {
+        // "ab|cb|abc": dead, start, after a, after c, after ab (accepting, goes on), after cb/abc.
+        let hir = regex_syntax::ParserBuilder::new().build().parse("ab|cb|abc").unwrap();
+        let d = TermDfa::from_pattern(&Pattern::Hir(hir), 1000).unwrap();
+        assert_eq!(d.num_states(), 6);
+        for (w, ok) in [(&b"ab"[..], true), (b"cb", true), (b"abc", true), (b"cbc", false), (b"a", false)] {
+            assert_eq!(d.matches(w), ok, "{w:?}");
         }
     }
 }
