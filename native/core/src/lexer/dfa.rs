@@ -152,7 +152,8 @@ impl TermDfa {
             order[dead as usize] = 0;
         }
         // Row 0 is the dead state's (all zeros, also when no block is dead).
-        let mut new_trans = vec![0u32; k];
+        let mut new_trans = Vec::with_capacity(num_blocks * k);
+        new_trans.resize(k, 0);
         let (mut new_accept, mut accepts_later) = (vec![false], vec![false]);
         let mut queue = Vec::new();
         let start_block = block_of[start as usize];
@@ -770,6 +771,9 @@ fn determinize(nfa: &Nfa, start: u32, max_states: usize) -> Result<TermDfa> {
     let mut trans: Vec<u32> = Vec::new();
     let mut accept = Vec::new();
     let mut buckets: Vec<Vec<u32>> = vec![Vec::new(); num_classes];
+    // The classes a set moves on: most sets of a literal move on one or two
+    // of dozens of classes, so rows are filled sparsely.
+    let mut moving: Vec<usize> = Vec::new();
     // Work and memory grow with the sizes of the NFA-state sets, not only
     // their number: `((ab){121,785}){1,287}` has huge ε-closures and would
     // fill gigabytes long before `max_states` sets. Both are bounded in
@@ -784,28 +788,32 @@ fn determinize(nfa: &Nfa, start: u32, max_states: usize) -> Result<TermDfa> {
         let set = Rc::clone(&sets[i]);
         i += 1;
         accept.push(set.iter().any(|&s| matches!(nfa.states[s as usize], NfaState::Match)));
-        for bucket in buckets.iter_mut() {
-            bucket.clear();
+        for &c in &moving {
+            buckets[c].clear();
         }
+        moving.clear();
         for &s in set.iter() {
             if let NfaState::Bytes(ranges) = &nfa.states[s as usize] {
                 for &(a, b, t) in ranges {
-                    for bucket in &mut buckets[classes[a as usize] as usize..=classes[b as usize] as usize] {
+                    let first = classes[a as usize] as usize;
+                    for (c, bucket) in buckets[first..=classes[b as usize] as usize].iter_mut().enumerate() {
+                        if bucket.is_empty() {
+                            moving.push(first + c);
+                        }
                         bucket.push(t);
                     }
                 }
             }
         }
-        for (c, bucket) in buckets.iter().enumerate() {
-            if bucket.is_empty() {
-                trans.push(0);
-                continue;
-            }
+        moving.sort_unstable();
+        let row = trans.len();
+        trans.resize(row + num_classes, 0);
+        for &c in &moving {
+            let bucket = &buckets[c];
             // Neighbouring classes often step to the same NFA states (the
             // continuation bytes of a UTF-8 range): one closure serves them.
             if c > 0 && buckets[c - 1] == *bucket {
-                let prev = trans[trans.len() - 1];
-                trans.push(prev);
+                trans[row + c] = trans[row + c - 1];
                 continue;
             }
             closure_scratch.closure(nfa, bucket.iter().copied(), &mut target);
@@ -826,7 +834,7 @@ fn determinize(nfa: &Nfa, start: u32, max_states: usize) -> Result<TermDfa> {
                 let reached = sets.len().max(work / WORK_PER_STATE).max(stored / STORED_PER_STATE).max(max_states + 1);
                 return Err(Error::limit("max_terminal_dfa_states", reached, max_states));
             }
-            trans.push(id);
+            trans[row + c] = id;
         }
     }
     Ok(TermDfa::from_raw(classes, num_classes, trans, accept, start_id))
