@@ -66,11 +66,13 @@ fn main() {
                         println!("{path}: closure items {items} (max {max_closure}), goto-kernel items {goto_kernel}, num_lex {}", g.liveness.num_lex);
                     }
                     Ok(g) => println!(
-                        "{path}: grammar {:.1} ms {:?} liveness exits built {} lr states {}",
+                        "{path}: grammar {:.1} ms {:?} liveness exits built {} lr states {} lexer states {} configs {}",
                         grammar_time.as_secs_f64() * 1e3,
                         g.timings,
                         g.liveness.exits_built(),
-                        g.lr.num_states()
+                        g.lr.num_states(),
+                        g.lexer.dfa.num_states(),
+                        g.lexer.configs.len()
                     ),
                     Err(e) => println!("{path}: {e}"),
                 }

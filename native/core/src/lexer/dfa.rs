@@ -234,9 +234,13 @@ impl TermDfa {
     /// key", is one product with the keys' acceptance flipped, not a
     /// complement built and renumbered first.
     fn intersect(operands: &[(TermDfa, bool)], max_states: usize) -> Result<TermDfa> {
-        let Some(((first, negated), rest)) = operands.split_first() else {
+        // A kept operand first: the negated ones are then flipped inside the
+        // products, not complemented (and minimised) on their own.
+        let first_kept = operands.iter().position(|(_, negated)| !negated).unwrap_or(0);
+        let Some((first, negated)) = operands.get(first_kept) else {
             return Self::fold(&[], max_states, true);
         };
+        let rest = operands.iter().enumerate().filter(|&(i, _)| i != first_kept).map(|(_, o)| o);
         let mut acc = if *negated { first.complement() } else { first.clone() };
         for (d, negated) in rest {
             acc = Self::pair_product(&acc, d, *negated, max_states, true)?;

@@ -193,8 +193,37 @@ pub(crate) fn encoded_literal(s: &str) -> Hir {
 }
 
 /// `"` + content + `"`.
+///
+/// Content with excluded parts (an object's "any other key": string content
+/// but not a known key) is quoted part by part: `"(P ∧ ¬X)"` is
+/// `"P" ∧ ¬"X"`, since the quotes split a word in one way only. Its DFA is
+/// then one product of the quoted positive part (the plain JSON string, the
+/// same DFA for every schema) with the quoted exclusions, instead of a
+/// product, then a complement, then the quotes, each minimised again.
 pub(crate) fn quoted(content: Pattern) -> Pattern {
+    match content {
+        Pattern::And(parts) if parts.iter().any(is_not) && !parts.iter().all(is_not) => {
+            let (excluded, kept): (Vec<Pattern>, Vec<Pattern>) = parts.into_iter().partition(is_not);
+            let kept = match <[Pattern; 1]>::try_from(kept) {
+                Ok([one]) => one,
+                Err(kept) => Pattern::And(kept),
+            };
+            let excluded = excluded.into_iter().map(|p| match p {
+                Pattern::Not(x) => Pattern::Not(Box::new(quote(*x))),
+                other => other,
+            });
+            Pattern::And(std::iter::once(quote(kept)).chain(excluded).collect())
+        }
+        other => quote(other),
+    }
+}
+
+fn quote(content: Pattern) -> Pattern {
     Pattern::Concat(vec![Pattern::literal(b"\""), content, Pattern::literal(b"\"")])
+}
+
+fn is_not(p: &Pattern) -> bool {
+    matches!(p, Pattern::Not(_))
 }
 
 /// The exact encodings of the string `s`, quotes included.
@@ -791,5 +820,56 @@ mod anchor_tests {
         fn anchors_anywhere_match_the_reference(p in pattern()) {
             check(&p);
         }
+    }
+}
+
+/// [`quoted`] moves the quotes inside an `And` with exclusions: the terminal's
+/// minimal DFA must be the one of the plain `"` + content + `"`.
+#[cfg(test)]
+mod quoted_tests {
+    use proptest::prelude::*;
+
+    use super::super::schema::StringSchema;
+    use super::*;
+    use crate::lexer::dfa::TermDfa;
+
+    fn same_dfa(a: &TermDfa, b: &TermDfa) -> bool {
+        a.num_states() == b.num_states()
+            && a.accept == b.accept
+            && a.start == b.start
+            && (0..a.num_states() as u32).all(|s| (0..=255u8).all(|c| a.next(s, c) == b.next(s, c)))
+    }
+
+    proptest! {
+        #[test]
+        fn quoted_exclusions_are_the_quoted_and(
+            keys in proptest::collection::vec("[ab\"\\\\é]{0,4}", 0..5),
+            others in proptest::collection::vec("[a-c]{1,3}", 0..3),
+            pattern_kept in any::<bool>(),
+        ) {
+            let content = StringSchema::default().content_language().unwrap();
+            let mut parts = vec![content];
+            if pattern_kept {
+                parts.push(Pattern::Hir(Hir::concat(vec![encoded_literal("a"), any_char_star()])));
+            }
+            if !keys.is_empty() {
+                parts.push(Pattern::Not(Box::new(Pattern::Alt(keys.iter().map(|k| Pattern::Hir(encoded_literal(k))).collect()))));
+            }
+            for o in &others {
+                parts.push(Pattern::Not(Box::new(Pattern::Hir(encoded_literal(o)))));
+            }
+            let and = Pattern::And(parts);
+            let fast = TermDfa::from_pattern(&quoted(and.clone()), 200_000).unwrap();
+            let plain = TermDfa::from_pattern(&quote(and), 200_000).unwrap();
+            prop_assert!(same_dfa(&fast, &plain));
+            for k in &keys {
+                let text = format!("\"{}\"", serde_json::to_string(k).unwrap().trim_matches('"'));
+                prop_assert!(!fast.matches(text.as_bytes()), "{}", text);
+            }
+        }
+    }
+
+    fn any_char_star() -> Hir {
+        Hir::repetition(regex_syntax::hir::Repetition { min: 0, max: None, greedy: true, sub: Box::new(any_char()) })
     }
 }
