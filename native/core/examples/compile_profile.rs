@@ -6,7 +6,9 @@
 //! cargo run --release -p glrmask-core --example compile_profile -- tokenizer.json [--flexible] [--any-order] [--shared-cache] schema.json...
 //! ```
 //!
-//! `--grammar-only`: stop after the grammar compile and print its phase times.
+//! `--grammar-only`: stop after the grammar compile and print its phase times
+//! (with `LR_DIGEST=1`, a digest of the LR tables instead: compare two builds'
+//! tables schema by schema).
 //! `--ttfm`: time to first mask as AUTO serves it before Static is built:
 //! grammar, Dynamic (`FastBuild`) constraint, first mask.
 //! `--shared-cache`: compile each schema once, in order, keeping the cache
@@ -64,6 +66,12 @@ fn main() {
                             goto_kernel += st.gotos.iter().map(|&(_, q)| g.lr.state(q).kernel.len()).sum::<usize>();
                         }
                         println!("{path}: closure items {items} (max {max_closure}), goto-kernel items {goto_kernel}, num_lex {}", g.liveness.num_lex);
+                    }
+                    Ok(g) if std::env::var("LR_DIGEST").is_ok() => {
+                        use std::hash::{Hash, Hasher};
+                        let mut h = std::collections::hash_map::DefaultHasher::new();
+                        serde_json::to_string(&g.lr.states).unwrap().hash(&mut h);
+                        println!("{path}: lr digest {:x} states {}", h.finish(), g.lr.num_states());
                     }
                     Ok(g) => println!(
                         "{path}: grammar {:.1} ms {:?} liveness exits built {} lr states {} lexer states {} configs {}",

@@ -5,7 +5,13 @@
 /// numbered in reverse topological order: every edge goes from a component
 /// to one with a smaller or equal number, so processing components in
 /// increasing order sees successors first.
-pub fn strongly_connected_components(n: usize, succ: &dyn Fn(usize) -> Vec<usize>) -> (Vec<usize>, usize) {
+///
+/// `succ(v)` iterates `v`'s successors; it is called once per vertex and its
+/// iterator kept on the search stack (no list is copied per vertex).
+pub fn strongly_connected_components<I: Iterator<Item = usize>>(
+    n: usize,
+    succ: impl Fn(usize) -> I,
+) -> (Vec<usize>, usize) {
     const UNVISITED: usize = usize::MAX;
     let mut index = vec![UNVISITED; n];
     let mut low = vec![0usize; n];
@@ -14,7 +20,7 @@ pub fn strongly_connected_components(n: usize, succ: &dyn Fn(usize) -> Vec<usize
     let mut stack: Vec<usize> = Vec::new();
     let mut counter = 0usize;
     let mut num_comps = 0usize;
-    let mut calls: Vec<(usize, Vec<usize>, usize)> = Vec::new();
+    let mut calls: Vec<(usize, I)> = Vec::new();
     for root in 0..n {
         if index[root] != UNVISITED {
             continue;
@@ -24,20 +30,17 @@ pub fn strongly_connected_components(n: usize, succ: &dyn Fn(usize) -> Vec<usize
         counter += 1;
         stack.push(root);
         on_stack[root] = true;
-        calls.push((root, succ(root), 0));
-        while let Some((v, edges, next)) = calls.last_mut() {
+        calls.push((root, succ(root)));
+        while let Some((v, edges)) = calls.last_mut() {
             let v = *v;
-            if *next < edges.len() {
-                let w = edges[*next];
-                *next += 1;
+            if let Some(w) = edges.next() {
                 if index[w] == UNVISITED {
                     index[w] = counter;
                     low[w] = counter;
                     counter += 1;
                     stack.push(w);
                     on_stack[w] = true;
-                    let ws = succ(w);
-                    calls.push((w, ws, 0));
+                    calls.push((w, succ(w)));
                 } else if on_stack[w] {
                     low[v] = low[v].min(index[w]);
                 }
@@ -53,7 +56,7 @@ pub fn strongly_connected_components(n: usize, succ: &dyn Fn(usize) -> Vec<usize
                     }
                     num_comps += 1;
                 }
-                if let Some((parent, _, _)) = calls.last() {
+                if let Some((parent, _)) = calls.last() {
                     low[*parent] = low[*parent].min(low[v]);
                 }
             }
@@ -70,7 +73,7 @@ mod tests {
     fn components_in_reverse_topological_order() {
         // 0 → 1 ⇄ 2 → 3
         let edges = [vec![1], vec![2], vec![1, 3], vec![]];
-        let (comp, n) = strongly_connected_components(4, &|v| edges[v].clone());
+        let (comp, n) = strongly_connected_components(4, |v| edges[v].iter().copied());
         assert_eq!(n, 3);
         assert_eq!(comp[1], comp[2]);
         assert!(comp[3] < comp[1] && comp[1] < comp[0]);

@@ -515,7 +515,7 @@ fn first_reach(lexer: &Lexer, boundary_index: &[u32]) -> (Vec<u32>, Vec<Vec<(Ter
             v
         })
         .collect();
-    let (comp, num_comps) = strongly_connected_components(n, &|c| succs[c].clone());
+    let (comp, num_comps) = strongly_connected_components(n, |c| succs[c].iter().copied());
     let mut members: Vec<Vec<usize>> = vec![Vec::new(); num_comps];
     for (v, &c) in comp.iter().enumerate() {
         members[c].push(v);
@@ -855,8 +855,7 @@ impl StateTable {
                 own[a_local * num_lex + z] = lists.intern(std::mem::take(exits));
             }
         }
-        let (comp, num_comps) =
-            strongly_connected_components(gotos.len(), &|a| edges[a].iter().map(|&(c, _)| c).collect());
+        let (comp, num_comps) = strongly_connected_components(gotos.len(), |a| edges[a].iter().map(|&(c, _)| c));
         let mut members: Vec<Vec<usize>> = vec![Vec::new(); num_comps];
         for (a, &c) in comp.iter().enumerate() {
             members[c].push(a);

@@ -120,17 +120,26 @@ impl LrTables {
         // The advanced items of one state with the symbol after their dot,
         // sorted: runs of one symbol are the kernels of its successors.
         let mut advanced: Vec<(Symbol, Item)> = Vec::new();
+        let (mut own, mut after_dot) = (Vec::new(), Vec::new());
+        let mut predictions = Predictions::default();
         while i < self.states.len() {
-            let items = closure_of(g, &self.left_corners, &self.states[i].kernel);
-            advanced.clear();
-            for item in &items {
-                let rhs = &g.production(item.production).rhs;
-                if let Some(&sym) = rhs.get(item.dot as usize) {
-                    advanced.push((sym, Item { production: item.production, dot: item.dot + 1 }));
+            // The kernel's own items, advanced, and the predicted ones (shared
+            // by every state that predicts from the same nonterminals).
+            own.clear();
+            after_dot.clear();
+            for item in &self.states[i].kernel {
+                if let Some(&sym) = g.production(item.production).rhs.get(item.dot as usize) {
+                    own.push((sym, Item { production: item.production, dot: item.dot + 1 }));
+                    if let Symbol::N(b) = sym {
+                        after_dot.push(b);
+                    }
                 }
             }
-            advanced.sort_unstable();
-            advanced.dedup();
+            own.sort_unstable();
+            after_dot.sort_unstable();
+            after_dot.dedup();
+            let predicted = predictions.advanced(g, &self.left_corners, &after_dot);
+            merge_sorted(&own, &predicted, &mut advanced);
             let mut run = 0;
             while run < advanced.len() {
                 let sym = advanced[run].0;
@@ -203,35 +212,56 @@ impl LrTables {
             })
             .collect();
         // includes: (p, A) includes (p', B) when B → β A and p' --β--> p.
-        let mut includes: Vec<Vec<usize>> = vec![Vec::new(); transitions.len()];
+        let mut include_pairs: Vec<(usize, usize)> = Vec::new();
         for (x, &(p_prime, b)) in transitions.iter().enumerate() {
             for &prod in &g.by_lhs[b.index()] {
                 let rhs = &g.production(prod).rhs;
                 if let Some((&Symbol::N(a), beta)) = rhs.split_last() {
                     if let Some(p) = self.walk(p_prime, beta) {
                         if let Some(y) = transition_id(p, a) {
-                            includes[y].push(x);
+                            include_pairs.push((y, x));
                         }
                     }
                 }
             }
         }
         // Follow(x) = DR(x) ∪ ⋃ Follow(y) for x includes y, over SCCs.
-        let (comp, num_comps) = strongly_connected_components(transitions.len(), &|v| includes[v].clone());
-        let mut members: Vec<Vec<usize>> = vec![Vec::new(); num_comps];
-        for (v, &c) in comp.iter().enumerate() {
-            members[c].push(v);
-        }
-        for group in &members {
-            let mut acc: Vec<u32> = Vec::new();
+        let includes = Grouped::new(transitions.len(), include_pairs);
+        let (comp, num_comps) = strongly_connected_components(transitions.len(), |v| includes[v].iter().copied());
+        let members = Grouped::new(num_comps, comp.iter().enumerate().map(|(v, &c)| (c, v)).collect());
+        // The union is gathered in one scratch set over all lookaheads,
+        // cleared through its list: a sorted merge per operand allocated a
+        // list per union (most of the LALR pass on large schemas).
+        let mut in_acc = vec![false; self.end.index() + 1];
+        let mut acc: Vec<u32> = Vec::new();
+        for c in 0..num_comps {
+            let group = &members[c];
+            acc.clear();
+            let mut add = |set: &[u32], acc: &mut Vec<u32>| {
+                for &t in set {
+                    if !std::mem::replace(&mut in_acc[t as usize], true) {
+                        acc.push(t);
+                    }
+                }
+            };
             for &v in group {
-                union_into(&mut acc, &follow[v]);
+                add(&follow[v], &mut acc);
                 for &w in &includes[v] {
                     if comp[w] != comp[v] {
-                        union_into(&mut acc, &follow[w]);
+                        add(&follow[w], &mut acc);
                     }
                 }
             }
+            for &t in &acc {
+                in_acc[t as usize] = false;
+            }
+            // A lone transition that gained nothing keeps its set.
+            if let [v] = *group {
+                if acc.len() == follow[v].len() {
+                    continue;
+                }
+            }
+            acc.sort_unstable();
             for &v in group {
                 follow[v] = acc.clone();
             }
@@ -255,26 +285,97 @@ impl LrTables {
     }
 }
 
-/// `acc ∪= other`, both sorted and without duplicates.
-fn union_into(acc: &mut Vec<u32>, other: &[u32]) {
-    if other.is_empty() {
-        return;
+/// The predicted items `[C → •γ]` of the states whose kernels have the
+/// nonterminals `after_dot` after their dots, advanced over their first
+/// symbol and sorted. Remembered per `after_dot`: in a JSON grammar most
+/// states predict from the same few nonterminals (every `key: •value`), and
+/// recomputing a large closure per state was most of the LR build.
+#[derive(Default)]
+struct Predictions {
+    memo: FxHashMap<Vec<NonterminalId>, std::rc::Rc<[(Symbol, Item)]>>,
+    stored: usize,
+}
+
+/// Items [`Predictions`] keeps in all (~16 bytes each); past it, closures are computed afresh.
+const MAX_PREDICTED_ITEMS: usize = 4 << 20;
+
+impl Predictions {
+    fn advanced(
+        &mut self,
+        g: &NormalGrammar,
+        left_corners: &[Vec<NonterminalId>],
+        after_dot: &[NonterminalId],
+    ) -> std::rc::Rc<[(Symbol, Item)]> {
+        if let Some(hit) = self.memo.get(after_dot) {
+            return hit.clone();
+        }
+        let mut out: Vec<(Symbol, Item)> = Vec::new();
+        for c in predicted_nonterminals(left_corners, after_dot.iter().copied()) {
+            for &p in &g.by_lhs[c.index()] {
+                // The normal form is ε-free: every right side has a first symbol.
+                if let Some(&sym) = g.production(p).rhs.first() {
+                    out.push((sym, Item { production: p, dot: 1 }));
+                }
+            }
+        }
+        out.sort_unstable();
+        let out: std::rc::Rc<[(Symbol, Item)]> = out.into();
+        if self.stored + out.len() <= MAX_PREDICTED_ITEMS {
+            self.stored += out.len();
+            self.memo.insert(after_dot.to_vec(), out.clone());
+        }
+        out
     }
-    if acc.is_empty() {
-        acc.extend_from_slice(other);
-        return;
-    }
-    let mut out = Vec::with_capacity(acc.len() + other.len());
+}
+
+/// `out` = the sorted union of two sorted lists, without duplicates.
+fn merge_sorted<T: Copy + Ord>(a: &[T], b: &[T], out: &mut Vec<T>) {
+    out.clear();
+    out.reserve(a.len() + b.len());
     let (mut i, mut j) = (0, 0);
-    while i < acc.len() && j < other.len() {
-        let (a, b) = (acc[i], other[j]);
-        out.push(a.min(b));
-        i += (a <= b) as usize;
-        j += (b <= a) as usize;
+    while i < a.len() && j < b.len() {
+        let (x, y) = (a[i], b[j]);
+        out.push(x.min(y));
+        i += (x <= y) as usize;
+        j += (y <= x) as usize;
     }
-    out.extend_from_slice(&acc[i..]);
-    out.extend_from_slice(&other[j..]);
-    *acc = out;
+    out.extend_from_slice(&a[i..]);
+    out.extend_from_slice(&b[j..]);
+    out.dedup();
+}
+
+/// Lists by key `0..n` in one array: the values of `(key, value)` pairs,
+/// each key's in the order given (a counting sort; one allocation, not one
+/// per key).
+struct Grouped {
+    start: Vec<usize>,
+    values: Vec<usize>,
+}
+
+impl Grouped {
+    fn new(n: usize, pairs: Vec<(usize, usize)>) -> Grouped {
+        let mut start = vec![0usize; n + 1];
+        for &(k, _) in &pairs {
+            start[k + 1] += 1;
+        }
+        for k in 0..n {
+            start[k + 1] += start[k];
+        }
+        let mut fill = start.clone();
+        let mut values = vec![0usize; pairs.len()];
+        for (k, v) in pairs {
+            values[fill[k]] = v;
+            fill[k] += 1;
+        }
+        Grouped { start, values }
+    }
+}
+
+impl std::ops::Index<usize> for Grouped {
+    type Output = [usize];
+    fn index(&self, k: usize) -> &[usize] {
+        &self.values[self.start[k]..self.start[k + 1]]
+    }
 }
 
 fn left_corners(g: &NormalGrammar) -> Vec<Vec<NonterminalId>> {
@@ -292,15 +393,28 @@ fn left_corners(g: &NormalGrammar) -> Vec<Vec<NonterminalId>> {
 }
 
 fn closure_of(g: &NormalGrammar, left_corners: &[Vec<NonterminalId>], kernel: &[Item]) -> Vec<Item> {
-    // The nonterminals after a dot, and everything they left-derive: a
-    // search whose cost is the closure's own size.
+    let after_dot = kernel.iter().filter_map(|item| match g.production(item.production).rhs.get(item.dot as usize) {
+        Some(&Symbol::N(b)) => Some(b),
+        _ => None,
+    });
+    let mut items = kernel.to_vec();
+    for c in predicted_nonterminals(left_corners, after_dot) {
+        items.extend(g.by_lhs[c.index()].iter().map(|&p| Item { production: p, dot: 0 }));
+    }
+    items
+}
+
+/// The nonterminals `starts` and everything they left-derive, sorted: a
+/// search whose cost is the closure's own size.
+fn predicted_nonterminals(
+    left_corners: &[Vec<NonterminalId>],
+    starts: impl Iterator<Item = NonterminalId>,
+) -> Vec<NonterminalId> {
     let mut seen: FxHashSet<NonterminalId> = FxHashSet::default();
     let mut nts: Vec<NonterminalId> = Vec::new();
-    for item in kernel {
-        if let Some(&Symbol::N(b)) = g.production(item.production).rhs.get(item.dot as usize) {
-            if seen.insert(b) {
-                nts.push(b);
-            }
+    for b in starts {
+        if seen.insert(b) {
+            nts.push(b);
         }
     }
     let mut i = 0;
@@ -314,11 +428,7 @@ fn closure_of(g: &NormalGrammar, left_corners: &[Vec<NonterminalId>], kernel: &[
         }
     }
     nts.sort_unstable();
-    let mut items = kernel.to_vec();
-    for c in nts {
-        items.extend(g.by_lhs[c.index()].iter().map(|&p| Item { production: p, dot: 0 }));
-    }
-    items
+    nts
 }
 
 crate::memory::flat!(Item);

@@ -606,7 +606,7 @@ impl<'a> Ctx<'a> {
                 out
             })
             .collect();
-        let (comp, num_comps) = crate::graph::strongly_connected_components(n, &|v| edges[v].clone());
+        let (comp, num_comps) = crate::graph::strongly_connected_components(n, |v| edges[v].iter().copied());
         let mut members: Vec<Vec<usize>> = vec![Vec::new(); num_comps];
         for (v, &c) in comp.iter().enumerate() {
             members[c].push(v);
