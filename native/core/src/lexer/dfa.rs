@@ -90,8 +90,6 @@ impl TermDfa {
         // Byte classes that no state tells apart are merged first: the subset
         // construction cuts classes at every range boundary of the NFA (a
         // UTF-8 class has dozens), and minimisation costs states × classes.
-        let tq = std::time::Instant::now();
-        let (n0, k0) = (accept.len(), num_classes);
         let (classes, num_classes, trans) = match equal_columns(&trans, num_classes) {
             Some((remap, k)) => {
                 let trans = remap_columns(&trans, num_classes, &remap, k);
@@ -99,24 +97,8 @@ impl TermDfa {
             }
             None => (classes, num_classes, trans),
         };
-        let t1 = tq.elapsed();
         let (block_of, num_blocks) = minimize(num_classes, &trans, &accept);
-        let t2 = tq.elapsed();
-        let r = Self::from_blocks(classes, num_classes, &trans, &accept, start, &block_of, num_blocks);
-        if std::env::var("LEXR").is_ok() {
-            eprintln!(
-                "FROMRAW n {} k0 {} k {} m {} kf {} eq {} min {} blocks {}",
-                n0,
-                k0,
-                num_classes,
-                r.num_states(),
-                r.num_classes,
-                t1.as_nanos(),
-                (t2 - t1).as_nanos(),
-                (tq.elapsed() - t2).as_nanos()
-            );
-        }
-        r
+        Self::from_blocks(classes, num_classes, &trans, &accept, start, &block_of, num_blocks)
     }
 
     /// The quotient of a raw DFA by a partition of its states into blocks of
@@ -344,37 +326,7 @@ impl TermDfa {
                 return Ok((*hit.dfa).clone());
             }
         }
-        thread_local!(static DEPTH: std::cell::Cell<usize> = const { std::cell::Cell::new(0) });
-        let tt = std::time::Instant::now();
-        DEPTH.with(|d| d.set(d.get() + 1));
-        let dfa = TermDfa::from_pattern(pattern, max_states);
-        let depth = DEPTH.with(|d| {
-            d.set(d.get() - 1);
-            d.get()
-        });
-        let dfa = dfa?;
-        if std::env::var("LEXT").is_ok() {
-            let d = format!("{:?}", pattern);
-            let kind = if d.starts_with("Concat([Hir(Literal(\"\\\"\")), And") {
-                "otherkey-concat"
-            } else if d.starts_with("And([Not(Alt") {
-                "otherkey-and"
-            } else if d.starts_with("Alt([Hir(Concat([Alternation") || d.starts_with("Alt([Hir(Alternation") {
-                "keyset"
-            } else if d.starts_with("Concat([Hir(Literal(\"\\\"\")), Hir(Concat([Alternation") {
-                "keylit"
-            } else {
-                "other"
-            };
-            eprintln!(
-                "LEXM {} {} {} {} {}",
-                depth,
-                tt.elapsed().as_micros(),
-                dfa.num_states(),
-                kind,
-                &d[..d.len().min(120)]
-            );
-        }
+        let dfa = TermDfa::from_pattern(pattern, max_states)?;
         let bytes = nodes * 64 + dfa.trans.len() * 4 + dfa.accept.len() * 3 + 512;
         if bytes <= TERM_DFA_CACHE_BYTES / 8 {
             let mut cache = cache.lock().unwrap_or_else(|e| e.into_inner());
