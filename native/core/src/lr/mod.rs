@@ -328,7 +328,8 @@ impl Predictions {
     }
 }
 
-/// `out` = the sorted union of two sorted lists, without duplicates.
+/// `out` = the sorted union of two sorted lists without duplicates (an
+/// element in both is kept once).
 fn merge_sorted<T: Copy + Ord>(a: &[T], b: &[T], out: &mut Vec<T>) {
     out.clear();
     out.reserve(a.len() + b.len());
@@ -341,7 +342,6 @@ fn merge_sorted<T: Copy + Ord>(a: &[T], b: &[T], out: &mut Vec<T>) {
     }
     out.extend_from_slice(&a[i..]);
     out.extend_from_slice(&b[j..]);
-    out.dedup();
 }
 
 /// Lists by key `0..n` in one array: the values of `(key, value)` pairs,
