@@ -863,7 +863,8 @@ mod quoted_tests {
             let plain = TermDfa::from_pattern(&quote(and), 200_000).unwrap();
             prop_assert!(same_dfa(&fast, &plain));
             for k in &keys {
-                let text = format!("\"{}\"", serde_json::to_string(k).unwrap().trim_matches('"'));
+                // A known key, as JSON writes it, is never an "other key".
+                let text = serde_json::to_string(k).unwrap();
                 prop_assert!(!fast.matches(text.as_bytes()), "{}", text);
             }
         }
