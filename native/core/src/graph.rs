@@ -65,6 +65,51 @@ pub fn strongly_connected_components<I: Iterator<Item = usize>>(
     (comp, num_comps)
 }
 
+/// Lists by key `0..n` in one array: the values of `(key, value)` pairs,
+/// each key's in the order given (a counting sort; one allocation, not one
+/// per key).
+pub struct Grouped {
+    start: Vec<usize>,
+    values: Vec<usize>,
+}
+
+impl Grouped {
+    pub fn new(n: usize, pairs: Vec<(usize, usize)>) -> Grouped {
+        let mut start = vec![0usize; n + 1];
+        for &(k, _) in &pairs {
+            start[k + 1] += 1;
+        }
+        for k in 0..n {
+            start[k + 1] += start[k];
+        }
+        let mut fill = start.clone();
+        let mut values = vec![0usize; pairs.len()];
+        for (k, v) in pairs {
+            values[fill[k]] = v;
+            fill[k] += 1;
+        }
+        Grouped { start, values }
+    }
+
+    /// The lists in key order.
+    pub fn iter(&self) -> impl Iterator<Item = &[usize]> {
+        self.start.windows(2).map(|w| &self.values[w[0]..w[1]])
+    }
+}
+
+impl std::ops::Index<usize> for Grouped {
+    type Output = [usize];
+    fn index(&self, k: usize) -> &[usize] {
+        &self.values[self.start[k]..self.start[k + 1]]
+    }
+}
+
+/// The vertices of each component of [`strongly_connected_components`]'s
+/// numbering, in increasing order.
+pub fn component_members(comp: &[usize], num_comps: usize) -> Grouped {
+    Grouped::new(num_comps, comp.iter().enumerate().map(|(v, &c)| (c, v)).collect())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -868,8 +868,8 @@ fn minimize(num_classes: usize, trans: &[u32], accept: &[bool]) -> (Vec<u32>, us
         return hopcroft(k, trans, accept);
     }
     let mut block_of = vec![u32::MAX; n];
+    // Never empty: every state of a complete DFA reaches a cycle.
     let tail: Vec<u32> = (0..n as u32).filter(|&s| in_degree[s as usize] > 0).collect();
-    let mut num_blocks = 0;
     // Row signature of a state: acceptance, then the block of each move.
     let mut ids: FxHashMap<Vec<u32>, u32> = FxHashMap::default();
     let signature = |s: usize, block_of: &[u32]| -> Vec<u32> {
@@ -877,25 +877,22 @@ fn minimize(num_classes: usize, trans: &[u32], accept: &[bool]) -> (Vec<u32>, us
             .chain(trans[s * k..(s + 1) * k].iter().map(|&t| block_of[t as usize]))
             .collect()
     };
-    if !tail.is_empty() {
-        let mut local = vec![u32::MAX; n];
-        for (j, &s) in tail.iter().enumerate() {
-            local[s as usize] = j as u32;
-        }
-        let tail_trans: Vec<u32> = tail
-            .iter()
-            .flat_map(|&s| trans[s as usize * k..(s as usize + 1) * k].iter().map(|&t| local[t as usize]))
-            .collect();
-        let tail_accept: Vec<bool> = tail.iter().map(|&s| accept[s as usize]).collect();
-        let (tail_blocks, m) = hopcroft(k, &tail_trans, &tail_accept);
-        for (&s, &b) in tail.iter().zip(&tail_blocks) {
-            block_of[s as usize] = b;
-        }
-        num_blocks = m;
-        // A tail block's members share one signature (the partition is stable).
-        for &s in &tail {
-            ids.entry(signature(s as usize, &block_of)).or_insert(block_of[s as usize]);
-        }
+    let mut local = vec![u32::MAX; n];
+    for (j, &s) in tail.iter().enumerate() {
+        local[s as usize] = j as u32;
+    }
+    let tail_trans: Vec<u32> = tail
+        .iter()
+        .flat_map(|&s| trans[s as usize * k..(s as usize + 1) * k].iter().map(|&t| local[t as usize]))
+        .collect();
+    let tail_accept: Vec<bool> = tail.iter().map(|&s| accept[s as usize]).collect();
+    let (tail_blocks, mut num_blocks) = hopcroft(k, &tail_trans, &tail_accept);
+    for (&s, &b) in tail.iter().zip(&tail_blocks) {
+        block_of[s as usize] = b;
+    }
+    // A tail block's members share one signature (the partition is stable).
+    for &s in &tail {
+        ids.entry(signature(s as usize, &block_of)).or_insert(block_of[s as usize]);
     }
     // Every move of a head state goes to a later head state or to the tail.
     for &s in head.iter().rev() {

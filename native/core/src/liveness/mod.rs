@@ -48,7 +48,7 @@ use rustc_hash::FxHashMap;
 use crate::error::{Error, Result};
 use crate::grammar::normal::{NormalGrammar, Symbol};
 use crate::grammar::Grammar;
-use crate::graph::strongly_connected_components;
+use crate::graph::{component_members, strongly_connected_components};
 use crate::ids::{LexConfigId, LrStateId, NonterminalId, TerminalId};
 use crate::lexer::Lexer;
 use crate::lr::{Item, LrTables};
@@ -516,10 +516,7 @@ fn first_reach(lexer: &Lexer, boundary_index: &[u32]) -> (Vec<u32>, Vec<Vec<(Ter
         })
         .collect();
     let (comp, num_comps) = strongly_connected_components(n, |c| succs[c].iter().copied());
-    let mut members: Vec<Vec<usize>> = vec![Vec::new(); num_comps];
-    for (v, &c) in comp.iter().enumerate() {
-        members[c].push(v);
-    }
+    let members = component_members(&comp, num_comps);
     let mut set_ids: FxHashMap<Vec<(TerminalId, u32)>, u32> = FxHashMap::default();
     let mut sets: Vec<Vec<(TerminalId, u32)>> = Vec::new();
     let mut comp_set = vec![0u32; num_comps];
@@ -856,15 +853,12 @@ impl StateTable {
             }
         }
         let (comp, num_comps) = strongly_connected_components(gotos.len(), |a| edges[a].iter().map(|&(c, _)| c));
-        let mut members: Vec<Vec<usize>> = vec![Vec::new(); num_comps];
-        for (a, &c) in comp.iter().enumerate() {
-            members[c].push(a);
-        }
+        let members = component_members(&comp, num_comps);
         // Interned list per node (EMPTY while accepting: acceptance is
         // already certain, no exit is needed).
         let mut list = vec![ExitLists::EMPTY; n];
         let mut parts: Vec<Vec<u32>> = vec![Vec::new(); num_lex];
-        for group in &members {
+        for group in members.iter() {
             // A cycle (left recursion) is iterated to its fixpoint: unions
             // only grow, and equal sets have equal ids.
             let cyclic = group.len() > 1 || edges[group[0]].iter().any(|&(c, _)| c == group[0]);

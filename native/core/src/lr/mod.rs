@@ -12,7 +12,7 @@ use rustc_hash::{FxHashMap, FxHashSet};
 
 use crate::error::{Error, Result};
 use crate::grammar::normal::{NormalGrammar, Symbol};
-use crate::graph::strongly_connected_components;
+use crate::graph::{component_members, strongly_connected_components, Grouped};
 use crate::ids::{LrStateId, NonterminalId, ProductionId, TerminalId};
 
 /// An LR(0) item: production and dot position.
@@ -228,14 +228,13 @@ impl LrTables {
         // Follow(x) = DR(x) ∪ ⋃ Follow(y) for x includes y, over SCCs.
         let includes = Grouped::new(transitions.len(), include_pairs);
         let (comp, num_comps) = strongly_connected_components(transitions.len(), |v| includes[v].iter().copied());
-        let members = Grouped::new(num_comps, comp.iter().enumerate().map(|(v, &c)| (c, v)).collect());
+        let members = component_members(&comp, num_comps);
         // The union is gathered in one scratch set over all lookaheads,
         // cleared through its list: a sorted merge per operand allocated a
         // list per union (most of the LALR pass on large schemas).
         let mut in_acc = vec![false; self.end.index() + 1];
         let mut acc: Vec<u32> = Vec::new();
-        for c in 0..num_comps {
-            let group = &members[c];
+        for group in members.iter() {
             acc.clear();
             let mut add = |set: &[u32], acc: &mut Vec<u32>| {
                 for &t in set {
@@ -256,8 +255,8 @@ impl LrTables {
                 in_acc[t as usize] = false;
             }
             // A lone transition that gained nothing keeps its set.
-            if let [v] = *group {
-                if acc.len() == follow[v].len() {
+            if let [v] = group {
+                if acc.len() == follow[*v].len() {
                     continue;
                 }
             }
@@ -342,40 +341,6 @@ fn merge_sorted<T: Copy + Ord>(a: &[T], b: &[T], out: &mut Vec<T>) {
     }
     out.extend_from_slice(&a[i..]);
     out.extend_from_slice(&b[j..]);
-}
-
-/// Lists by key `0..n` in one array: the values of `(key, value)` pairs,
-/// each key's in the order given (a counting sort; one allocation, not one
-/// per key).
-struct Grouped {
-    start: Vec<usize>,
-    values: Vec<usize>,
-}
-
-impl Grouped {
-    fn new(n: usize, pairs: Vec<(usize, usize)>) -> Grouped {
-        let mut start = vec![0usize; n + 1];
-        for &(k, _) in &pairs {
-            start[k + 1] += 1;
-        }
-        for k in 0..n {
-            start[k + 1] += start[k];
-        }
-        let mut fill = start.clone();
-        let mut values = vec![0usize; pairs.len()];
-        for (k, v) in pairs {
-            values[fill[k]] = v;
-            fill[k] += 1;
-        }
-        Grouped { start, values }
-    }
-}
-
-impl std::ops::Index<usize> for Grouped {
-    type Output = [usize];
-    fn index(&self, k: usize) -> &[usize] {
-        &self.values[self.start[k]..self.start[k + 1]]
-    }
 }
 
 fn left_corners(g: &NormalGrammar) -> Vec<Vec<NonterminalId>> {

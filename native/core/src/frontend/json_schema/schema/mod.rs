@@ -607,10 +607,7 @@ impl<'a> Ctx<'a> {
             })
             .collect();
         let (comp, num_comps) = crate::graph::strongly_connected_components(n, |v| edges[v].iter().copied());
-        let mut members: Vec<Vec<usize>> = vec![Vec::new(); num_comps];
-        for (v, &c) in comp.iter().enumerate() {
-            members[c].push(v);
-        }
+        let members = crate::graph::component_members(&comp, num_comps);
         for (c, group) in members.iter().enumerate() {
             let cyclic = group.len() > 1 || edges[group[0]].contains(&group[0]);
             if !cyclic {
