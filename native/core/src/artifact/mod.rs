@@ -43,7 +43,7 @@ use crate::vocab::{TokenDef, TokenKind, Vocab, VocabMetadata};
 
 const MAGIC: &[u8; 8] = b"GLRMART\0";
 /// Bumped whenever the body's layout or meaning changes.
-pub const FORMAT_VERSION: u32 = 2;
+pub const FORMAT_VERSION: u32 = 3;
 const CORE_VERSION: &str = env!("CARGO_PKG_VERSION");
 const HEADER_LEN: usize = 8 + 4 + 16 + 4 + 8 + 8 + 4;
 

@@ -26,6 +26,14 @@ pub enum Pattern {
     And(Vec<Pattern>),
     /// Byte strings not matched by the operand (complement over all byte strings).
     Not(Box<Pattern>),
+    /// Every JSON encoding of any of `strings` (raw, short escapes, `\uXXXX`
+    /// in either case), between quotes when `quoted`: an object's keys, a
+    /// string `enum`. One node rather than a regex per code point, so the
+    /// lexer builds its DFA directly ([`crate::lexer::json_strings`]).
+    JsonStrings {
+        strings: Vec<String>,
+        quoted: bool,
+    },
 }
 
 impl Pattern {
@@ -67,6 +75,7 @@ impl Pattern {
             Pattern::Alt(ps) => ps.iter().any(Pattern::matches_empty),
             Pattern::Repeat { pattern, min, .. } => *min == 0 || pattern.matches_empty(),
             Pattern::Not(p) => !p.matches_empty(),
+            Pattern::JsonStrings { strings, quoted } => !quoted && strings.iter().any(String::is_empty),
         }
     }
 
@@ -116,6 +125,11 @@ pub(crate) fn hash_pattern(p: &Pattern, h: &mut impl Hasher) -> usize {
         Pattern::Not(q) => {
             5u8.hash(h);
             1 + hash_pattern(q, h)
+        }
+        Pattern::JsonStrings { strings, quoted } => {
+            6u8.hash(h);
+            (strings, quoted).hash(h);
+            1 + strings.iter().map(String::len).sum::<usize>()
         }
     }
 }

@@ -21,6 +21,7 @@ enum PatternNode {
     Repeat { min: u32, max: Option<u32> },
     And(u32),
     Not,
+    JsonStrings { strings: Vec<String>, quoted: bool },
 }
 
 /// `Pattern` as post-order [`PatternNode`]s.
@@ -46,6 +47,9 @@ pub mod pattern_tree {
                 flatten(q, out);
                 out.push(PatternNode::Not);
             }
+            Pattern::JsonStrings { strings, quoted } => {
+                out.push(PatternNode::JsonStrings { strings: strings.clone(), quoted: *quoted })
+            }
         }
     }
 
@@ -60,7 +64,7 @@ pub mod pattern_tree {
         rebuild(
             nodes,
             |n| match n {
-                PatternNode::Regex(_) => 0,
+                PatternNode::Regex(_) | PatternNode::JsonStrings { .. } => 0,
                 PatternNode::Concat(k) | PatternNode::Alt(k) | PatternNode::And(k) => *k as usize,
                 PatternNode::Repeat { .. } | PatternNode::Not => 1,
             },
@@ -74,6 +78,7 @@ pub mod pattern_tree {
                         Pattern::Repeat { pattern: Box::new(kids.pop().expect("arity 1")), min, max }
                     }
                     PatternNode::Not => Pattern::Not(Box::new(kids.pop().expect("arity 1"))),
+                    PatternNode::JsonStrings { strings, quoted } => Pattern::JsonStrings { strings, quoted },
                 })
             },
         )

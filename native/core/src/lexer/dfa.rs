@@ -14,6 +14,7 @@ use std::rc::Rc;
 use regex_syntax::hir::{Hir, HirKind};
 use rustc_hash::FxHashMap;
 
+use super::json_strings::json_strings_dfa;
 use super::nfa::{Fragment, Nfa, NfaState};
 use crate::error::{Error, Result};
 use crate::grammar::Pattern;
@@ -86,7 +87,13 @@ impl TermDfa {
 
     /// Build from raw tables (any numbering), minimise, renumber (dead = 0) and
     /// compute the derived vectors.
-    fn from_raw(classes: [u8; 256], num_classes: usize, trans: Vec<u32>, accept: Vec<bool>, start: u32) -> TermDfa {
+    pub(super) fn from_raw(
+        classes: [u8; 256],
+        num_classes: usize,
+        trans: Vec<u32>,
+        accept: Vec<bool>,
+        start: u32,
+    ) -> TermDfa {
         // Byte classes that no state tells apart are merged first: the subset
         // construction cuts classes at every range boundary of the NFA (a
         // UTF-8 class has dozens), and minimisation costs states × classes.
@@ -367,6 +374,7 @@ impl TermDfa {
                 TermDfa::intersect(&operands, max_states)
             }
             Pattern::Not(inner) => Ok(TermDfa::cached(inner, max_states)?.complement()),
+            Pattern::JsonStrings { strings, quoted } => json_strings_dfa(strings, *quoted, max_states),
             // A concatenation with automaton parts (an object's "any other
             // key" between its quotes, a string's long `maxLength` body):
             // the parts' DFAs joined end to start, where the junctions are
@@ -521,7 +529,13 @@ fn pattern_fragment(nfa: &mut Nfa, pattern: &Pattern, max_states: usize) -> Resu
             }
             nfa.concat(frags)
         }
-        Pattern::Alt(parts) if parts.iter().filter(|p| matches!(p, Pattern::And(_) | Pattern::Not(_))).count() > 1 => {
+        Pattern::Alt(parts)
+            if parts
+                .iter()
+                .filter(|p| matches!(p, Pattern::And(_) | Pattern::Not(_) | Pattern::JsonStrings { .. }))
+                .count()
+                > 1 =>
+        {
             // Several alternatives that are automata already: their union,
             // minimised step by step, rather than one subset construction
             // over all of them at once.
@@ -538,14 +552,16 @@ fn pattern_fragment(nfa: &mut Nfa, pattern: &Pattern, max_states: usize) -> Resu
         Pattern::Repeat { pattern, min, max } => {
             nfa.repeat(*min, *max, &mut |nfa| pattern_fragment(nfa, pattern, max_states))
         }
-        Pattern::And(_) | Pattern::Not(_) => TermDfa::cached(pattern, max_states)?.embed(nfa),
+        Pattern::And(_) | Pattern::Not(_) | Pattern::JsonStrings { .. } => {
+            TermDfa::cached(pattern, max_states)?.embed(nfa)
+        }
     }
 }
 
 /// A part that [`pattern_fragment`] would embed as a DFA built on its own.
 fn is_automaton_part(pattern: &Pattern) -> bool {
     match pattern {
-        Pattern::And(_) | Pattern::Not(_) => true,
+        Pattern::And(_) | Pattern::Not(_) | Pattern::JsonStrings { .. } => true,
         Pattern::Hir(hir) => long_count(hir).is_some(),
         _ => false,
     }

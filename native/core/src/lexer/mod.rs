@@ -5,6 +5,7 @@
 pub mod combined;
 pub mod config;
 pub mod dfa;
+pub mod json_strings;
 pub mod nfa;
 
 pub use combined::{LexerDfa, LexerLimits};

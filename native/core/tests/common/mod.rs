@@ -80,8 +80,53 @@ fn pattern_regex(p: &Pattern) -> Option<String> {
             let max = max.map_or(String::new(), |m| m.to_string());
             format!("(?:{}){{{min},{max}}}", pattern_regex(pattern)?)
         }
+        Pattern::JsonStrings { strings, quoted } => json_strings_regex(strings, *quoted),
         Pattern::And(_) | Pattern::Not(_) => return None,
     })
+}
+
+/// A regex for every JSON encoding of `strings`: per code point raw (not a
+/// control, `"` or `\`), a short escape, or `\uXXXX` in any hex case (a
+/// surrogate pair above the BMP).
+fn json_strings_regex(strings: &[String], quoted: bool) -> String {
+    let hex = |unit: u32| -> String {
+        format!("{unit:04x}")
+            .chars()
+            .map(|d| if d.is_ascii_digit() { d.to_string() } else { format!("[{d}{}]", d.to_ascii_uppercase()) })
+            .collect()
+    };
+    let one = |c: char| -> String {
+        let mut alts = Vec::new();
+        if c >= ' ' && c != '"' && c != '\\' {
+            alts.push(regex::escape(&c.to_string()));
+        }
+        let short = [
+            ('"', '"'),
+            ('\\', '\\'),
+            ('/', '/'),
+            ('\u{8}', 'b'),
+            ('\u{c}', 'f'),
+            ('\n', 'n'),
+            ('\r', 'r'),
+            ('\t', 't'),
+        ];
+        if let Some(&(_, l)) = short.iter().find(|&&(x, _)| x == c) {
+            alts.push(format!("\\\\{}", regex::escape(&l.to_string())));
+        }
+        let code = c as u32;
+        alts.push(match code {
+            0..=0xFFFF => format!("\\\\u{}", hex(code)),
+            _ => format!(
+                "\\\\u{}\\\\u{}",
+                hex(0xD800 + ((code - 0x10000) >> 10)),
+                hex(0xDC00 + ((code - 0x10000) & 0x3FF))
+            ),
+        });
+        format!("(?:{})", alts.join("|"))
+    };
+    let words: Vec<String> = strings.iter().map(|s| s.chars().map(one).collect()).collect();
+    let q = if quoted { "\"" } else { "" };
+    format!("{q}(?:{}){q}", if words.is_empty() { "(?-u:[^\\x00-\\xff])".to_string() } else { words.join("|") })
 }
 
 /// A regex for `hir` with every operand grouped. `Hir`'s own printer is

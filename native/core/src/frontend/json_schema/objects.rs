@@ -23,7 +23,7 @@ use serde_json::Value;
 use super::lower::{limit_error, Lowerer};
 use super::regex::parse_ecma;
 use super::schema::{ObjectSchema, Schema, StringSchema, Witness, MAX_WITNESSES};
-use super::strings::{encoded_literal, quoted, search_language, string_literal};
+use super::strings::{encoded_strings, quoted, search_language, string_literal};
 use crate::error::Result;
 use crate::grammar::{Expr, Pattern};
 use crate::ids::RuleId;
@@ -138,8 +138,7 @@ impl Lowerer<'_, '_> {
     fn witness_keys(&mut self, w: &Witness) -> Result<Vec<Pattern>> {
         let mut parts = Vec::new();
         if !w.not_keys.is_empty() {
-            let keys = w.not_keys.iter().map(|k| Pattern::Hir(encoded_literal(k))).collect();
-            parts.push(Pattern::Not(Box::new(Pattern::Alt(keys))));
+            parts.push(Pattern::Not(Box::new(encoded_strings(w.not_keys.iter().map(String::as_str)))));
         }
         for re in w.not_patterns.iter().chain(&w.pattern) {
             let lang = search_language(&parse_ecma(&re.source, &re.path)?, &re.path)?;
@@ -200,7 +199,7 @@ impl Lowerer<'_, '_> {
             witness_keys.push(self.witness_keys(w)?);
         }
         let all_met: u8 = (1u8 << o.witnesses.len()) - 1;
-        let known: Vec<Pattern> = o.properties.iter().map(|(k, _)| Pattern::Hir(encoded_literal(k))).collect();
+        let known = (!o.properties.is_empty()).then(|| encoded_strings(o.properties.iter().map(|(k, _)| k.as_str())));
         let mut alts = Vec::new();
         for mask in subsets {
             let mut value = if mask == 0 { o.additional.clone() } else { Schema::Any };
@@ -216,8 +215,8 @@ impl Lowerer<'_, '_> {
             if value == Schema::Never {
                 continue;
             }
-            if !known.is_empty() {
-                parts.push(Pattern::Not(Box::new(Pattern::Alt(known.clone()))));
+            if let Some(known) = &known {
+                parts.push(Pattern::Not(Box::new(known.clone())));
             }
             if let Some(n) = &names {
                 parts.push(n.clone());
@@ -246,7 +245,7 @@ impl Lowerer<'_, '_> {
                         }
                     }
                 }
-                let key_name = if mask == 0 && groups.is_empty() && known.is_empty() { "string" } else { "key" };
+                let key_name = if mask == 0 && groups.is_empty() && known.is_none() { "string" } else { "key" };
                 // Identical key languages share a terminal (the builder finds them by structure).
                 let key = self.b.anonymous(key_name, quoted(content), self.span);
                 let v = self.value(&v, inner)?;
@@ -302,9 +301,7 @@ impl Lowerer<'_, '_> {
                     Some(self.ctx.lexer_lengths(st)?.content_language()?)
                 }
             }
-            Schema::Const(vs) => Some(Pattern::Alt(
-                vs.iter().filter_map(|v| v.as_str()).map(|k| Pattern::Hir(encoded_literal(k))).collect(),
-            )),
+            Schema::Const(vs) => Some(encoded_strings(vs.iter().filter_map(|v| v.as_str()))),
             Schema::AnyOf(xs) => {
                 let mut alts = Vec::new();
                 for x in xs {

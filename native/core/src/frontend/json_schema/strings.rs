@@ -219,7 +219,10 @@ pub(crate) fn quoted(content: Pattern) -> Pattern {
 }
 
 fn quote(content: Pattern) -> Pattern {
-    Pattern::Concat(vec![Pattern::literal(b"\""), content, Pattern::literal(b"\"")])
+    match content {
+        Pattern::JsonStrings { strings, quoted: false } => Pattern::JsonStrings { strings, quoted: true },
+        content => Pattern::Concat(vec![Pattern::literal(b"\""), content, Pattern::literal(b"\"")]),
+    }
 }
 
 fn is_not(p: &Pattern) -> bool {
@@ -228,7 +231,20 @@ fn is_not(p: &Pattern) -> bool {
 
 /// The exact encodings of the string `s`, quotes included.
 pub(crate) fn string_literal(s: &str) -> Pattern {
-    quoted(Pattern::Hir(encoded_literal(s)))
+    quoted(encoded_strings([s]))
+}
+
+/// The encodings of any of `strings` (no quotes): the lexer builds their
+/// DFA directly ([`Pattern::JsonStrings`]). Sorted, so that equal sets are
+/// equal patterns (one cached DFA).
+pub(crate) fn encoded_strings<'a>(strings: impl IntoIterator<Item = &'a str>) -> Pattern {
+    let mut strings: Vec<String> = strings.into_iter().map(str::to_string).collect();
+    strings.sort_unstable();
+    strings.dedup();
+    match strings.is_empty() {
+        true => Pattern::Alt(vec![]),
+        false => Pattern::JsonStrings { strings, quoted: false },
+    }
 }
 
 /// Content whose decoded length is in `min..=max` code points.
@@ -866,6 +882,33 @@ mod quoted_tests {
                 // A known key, as JSON writes it, is never an "other key".
                 let text = serde_json::to_string(k).unwrap();
                 prop_assert!(!fast.matches(text.as_bytes()), "{}", text);
+            }
+        }
+    }
+
+    /// Code points whose encodings differ in kind: raw, short escapes,
+    /// controls, hex letters in `\uXXXX`, both sides of the surrogates, pairs.
+    const CHARS: &str = "ajzA0 \"\\/\n\t\u{1}\u{1f}\u{7f}é\u{ABCD}\u{D7FF}\u{E000}\u{FFFF}😀\u{10FFFF}";
+
+    proptest! {
+        /// The direct construction of [`Pattern::JsonStrings`] is the minimal
+        /// DFA the per-code-point regexes gave.
+        #[test]
+        fn json_strings_are_the_encoded_literals(
+            strings in proptest::collection::vec(proptest::collection::vec(proptest::sample::select(CHARS.chars().collect::<Vec<_>>()), 0..5), 0..6),
+            is_quoted in any::<bool>(),
+        ) {
+            let strings: Vec<String> = strings.into_iter().map(|s| s.into_iter().collect()).collect();
+            let direct = encoded_strings(strings.iter().map(String::as_str));
+            let regex = Pattern::Alt(strings.iter().map(|s| Pattern::Hir(encoded_literal(s))).collect());
+            let (direct, regex) = if is_quoted { (quoted(direct), quote(regex)) } else { (direct, regex) };
+            let fast = TermDfa::from_pattern(&direct, 200_000).unwrap();
+            let plain = TermDfa::from_pattern(&regex, 200_000).unwrap();
+            prop_assert!(same_dfa(&fast, &plain), "{:?} quoted {}", strings, is_quoted);
+            for s in &strings {
+                let text = serde_json::to_string(s).unwrap();
+                let text = if is_quoted { text.as_str() } else { &text[1..text.len() - 1] };
+                prop_assert!(fast.matches(text.as_bytes()), "{}", text);
             }
         }
     }

@@ -451,5 +451,14 @@ pub fn len_bounds(p: &Pattern) -> (usize, Option<usize>) {
             )
         }),
         Pattern::Not(_) => (0, None),
+        // A code point is 1 to 12 bytes encoded (a surrogate pair escaped).
+        Pattern::JsonStrings { strings, quoted } => {
+            let quotes = 2 * usize::from(*quoted);
+            let chars = strings.iter().map(|s| s.chars().count());
+            match (chars.clone().min(), chars.max()) {
+                (Some(lo), Some(hi)) => (lo + quotes, Some(hi * 12 + quotes)),
+                _ => (usize::MAX, Some(0)),
+            }
+        }
     }
 }

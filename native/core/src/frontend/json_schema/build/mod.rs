@@ -391,12 +391,7 @@ impl Ctx<'_> {
         match s {
             Schema::Any => None,
             Schema::String(st) => st.content_language().ok(),
-            Schema::Const(vs) => Some(Pattern::Alt(
-                vs.iter()
-                    .filter_map(|v| v.as_str())
-                    .map(|k| Pattern::Hir(super::strings::encoded_literal(k)))
-                    .collect(),
-            )),
+            Schema::Const(vs) => Some(super::strings::encoded_strings(vs.iter().filter_map(|v| v.as_str()))),
             Schema::AnyOf(xs) => {
                 xs.iter().map(|x| self.string_language(x, depth + 1)).collect::<Option<_>>().map(Pattern::Alt)
             }

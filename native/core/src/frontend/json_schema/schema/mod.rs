@@ -843,7 +843,9 @@ impl StringSchema {
                 negated.push(p);
             }
         }
-        negated.extend(st.excluded.iter().map(|e| Pattern::Hir(super::strings::encoded_literal(e))));
+        if !st.excluded.is_empty() {
+            negated.push(super::strings::encoded_strings(st.excluded.iter().map(String::as_str)));
+        }
         for member in &st.none_of {
             negated.push(member.content_language()?);
         }
