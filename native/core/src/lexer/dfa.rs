@@ -87,13 +87,7 @@ impl TermDfa {
 
     /// Build from raw tables (any numbering), minimise, renumber (dead = 0) and
     /// compute the derived vectors.
-    pub(super) fn from_raw(
-        classes: [u8; 256],
-        num_classes: usize,
-        trans: Vec<u32>,
-        accept: Vec<bool>,
-        start: u32,
-    ) -> TermDfa {
+    fn from_raw(classes: [u8; 256], num_classes: usize, trans: Vec<u32>, accept: Vec<bool>, start: u32) -> TermDfa {
         // Byte classes that no state tells apart are merged first: the subset
         // construction cuts classes at every range boundary of the NFA (a
         // UTF-8 class has dozens), and minimisation costs states × classes.
@@ -113,7 +107,7 @@ impl TermDfa {
     /// order from the start) with the derived vectors. The partition is the
     /// coarsest one (Hopcroft's), so all states that cannot reach acceptance
     /// share one block: the rejecting one whose every move stays in it.
-    fn from_blocks(
+    pub(super) fn from_blocks(
         classes: [u8; 256],
         num_classes: usize,
         trans: &[u32],

@@ -13,8 +13,12 @@
 //! Here the strings go into a trie of code points; each trie node is one DFA
 //! state, and the encodings of its children's code points form a small byte
 //! trie from it to them (encodings are prefix-free: a raw byte never starts
-//! an escape, escapes are fixed length). That table is already deterministic;
-//! [`TermDfa::from_raw`] minimises it (the trie's shared suffixes merge).
+//! an escape, escapes are fixed length). That table is already deterministic
+//! and acyclic, so it is minimised bottom-up on its sparse rows (Revuz: a
+//! state's successors are final before it), and only the minimal states
+//! become a dense table.
+
+use rustc_hash::FxHashMap;
 
 use super::dfa::TermDfa;
 use crate::error::{Error, Result};
@@ -106,6 +110,7 @@ pub fn json_strings_dfa(strings: &[String], quoted: bool, max_states: usize) -> 
             return Err(Error::limit("max_terminal_dfa_states", dfa.rows.len(), max_states));
         }
     }
+    let (dfa, start) = dfa.minimal(start);
     Ok(dense(dfa, start))
 }
 
@@ -157,8 +162,45 @@ fn u_escape(unit: u32, buf: &mut Vec<Vec<u8>>) {
     }
 }
 
-/// The sparse table as a complete one over byte classes (each byte used
-/// its own class, the others one class), minimised.
+impl Sparse {
+    /// The minimal DFA (state 0 still dead), by Revuz's bottom-up pass for
+    /// acyclic automata: in post-order from `start`, each state's successors
+    /// are already merged, so two states are equivalent exactly when their
+    /// acceptance and their rows (targets renamed) are equal. Every state but
+    /// the dead one reaches acceptance, so nothing else needs merging.
+    fn minimal(&self, start: u32) -> (Sparse, u32) {
+        const UNSEEN: u32 = u32::MAX;
+        let mut block = vec![UNSEEN; self.rows.len()];
+        block[0] = 0;
+        let mut out = Sparse { rows: vec![Vec::new()], accept: vec![false] };
+        let mut by_signature: FxHashMap<(bool, Vec<(u8, u32)>), u32> = FxHashMap::default();
+        // (state, successors visited so far)
+        let mut stack = vec![(start, 0usize)];
+        while let Some(top) = stack.last_mut() {
+            let (s, i) = *top;
+            if let Some(&(_, t)) = self.rows[s as usize].get(i) {
+                top.1 += 1;
+                if block[t as usize] == UNSEEN {
+                    stack.push((t, 0));
+                }
+                continue;
+            }
+            stack.pop();
+            let mut row: Vec<(u8, u32)> = self.rows[s as usize].iter().map(|&(b, t)| (b, block[t as usize])).collect();
+            row.sort_unstable();
+            let accept = self.accept[s as usize];
+            block[s as usize] = *by_signature.entry((accept, row)).or_insert_with_key(|(accept, row)| {
+                out.rows.push(row.clone());
+                out.accept.push(*accept);
+                (out.rows.len() - 1) as u32
+            });
+        }
+        (out, block[start as usize])
+    }
+}
+
+/// The sparse table, minimal already, as a complete one over byte classes
+/// (each byte used its own class, the others one class).
 fn dense(dfa: Sparse, start: u32) -> TermDfa {
     let mut used = [false; 256];
     for row in &dfa.rows {
@@ -181,5 +223,6 @@ fn dense(dfa: Sparse, start: u32) -> TermDfa {
             trans[s * k + classes[b as usize] as usize] = t;
         }
     }
-    TermDfa::from_raw(classes, k, trans, dfa.accept, start)
+    let identity: Vec<u32> = (0..dfa.rows.len() as u32).collect();
+    TermDfa::from_blocks(classes, k, &trans, &dfa.accept, start, &identity, identity.len())
 }
