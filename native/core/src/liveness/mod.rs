@@ -112,7 +112,7 @@ pub struct Liveness {
     states: Arc<[OnceLock<StateEntries>]>,
     /// What building a state's entries needs; `None` when every state was
     /// built elsewhere (a loaded artifact).
-    builder: Option<Arc<Mutex<StateBuilder>>>,
+    builder: Option<Arc<StateBuilder>>,
     /// For inspection: the reach relations' sizes.
     pub stats: LivenessStats,
 }
@@ -166,10 +166,13 @@ impl StateEntries {
 }
 
 /// Builds state entries on demand: `Reach` and the tail cache.
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 struct StateBuilder {
     reach: Reach,
-    tails: TailReach,
+    /// The memo of masks' queries. The background `complete` keeps its own,
+    /// so that a mask never waits behind a whole Static build's worth of
+    /// states (a mutex re-taken in a loop starves its waiters).
+    tails: Mutex<TailReach>,
     max_exits: usize,
 }
 
@@ -273,7 +276,8 @@ impl Liveness {
         let reach = Reach::build(g, term_reach, num_lex);
 
         // ---- per-state tables: built on first use ----
-        let builder = StateBuilder { reach, tails: TailReach::new(num_lex), max_exits: limits.max_liveness_exits };
+        let builder =
+            StateBuilder { reach, tails: Mutex::new(TailReach::new(num_lex)), max_exits: limits.max_liveness_exits };
         let stats =
             LivenessStats { boundary_configs: boundaries.len(), first_reach_sets: first_reach_sets.len(), exits: 0 };
         Ok(Liveness {
@@ -285,7 +289,7 @@ impl Liveness {
             first_reach_of,
             first_reach_sets,
             states: (0..lr.num_states()).map(|_| OnceLock::new()).collect(),
-            builder: Some(Arc::new(Mutex::new(builder))),
+            builder: Some(Arc::new(builder)),
             stats,
         })
     }
@@ -309,24 +313,27 @@ impl Liveness {
     #[cold]
     fn build_state(&self, g: &NormalGrammar, lr: &LrTables, p: LrStateId) -> &StateEntries {
         let builder = self.builder.as_ref().expect("liveness tables without a builder have every state built");
-        // A panic while building leaves the cache consistent (rows are
+        // A panic while building leaves the memo consistent (rows are
         // indexed only once complete), so a poisoned lock is still usable.
-        let mut builder = builder.lock().unwrap_or_else(|e| e.into_inner());
-        self.states[p.index()].get_or_init(|| builder.build(g, lr, p, self.num_lex))
+        let mut tails = builder.tails.lock().unwrap_or_else(|e| e.into_inner());
+        self.states[p.index()].get_or_init(|| builder.build(g, lr, p, self.num_lex, &mut tails))
     }
 
     /// Build every state's entries (before a Static compile or a save), with
     /// the `max_liveness_exits` bound over all of them.
+    /// Runs beside masks (the background Static build) without taking their
+    /// lock: a state built by both is built the same, and the first kept.
     pub fn complete(&self, g: &NormalGrammar, lr: &LrTables) -> Result<()> {
-        for p in 0..self.states.len() {
-            self.state(g, lr, LrStateId::from_usize(p));
-        }
-        if let Some(builder) = &self.builder {
-            let max = builder.lock().unwrap_or_else(|e| e.into_inner()).max_exits;
-            let exits = self.exits_built();
-            if exits > max {
-                return Err(Error::limit("max_liveness_exits", exits, max));
+        let Some(builder) = &self.builder else { return Ok(()) };
+        let mut tails = TailReach::new(self.num_lex);
+        for (p, cell) in self.states.iter().enumerate() {
+            if cell.get().is_none() {
+                let _ = cell.set(builder.build(g, lr, LrStateId::from_usize(p), self.num_lex, &mut tails));
             }
+        }
+        let exits = self.exits_built();
+        if exits > builder.max_exits {
+            return Err(Error::limit("max_liveness_exits", exits, builder.max_exits));
         }
         Ok(())
     }
@@ -352,10 +359,17 @@ impl Liveness {
 }
 
 impl StateBuilder {
-    fn build(&mut self, g: &NormalGrammar, lr: &LrTables, p: LrStateId, num_lex: usize) -> StateEntries {
+    fn build(
+        &self,
+        g: &NormalGrammar,
+        lr: &LrTables,
+        p: LrStateId,
+        num_lex: usize,
+        tails: &mut TailReach,
+    ) -> StateEntries {
         let mut table = StateTable::default();
-        let lists = table.enter_entries(g, lr, &self.reach, &mut self.tails, p, num_lex);
-        table.live_b_entries(g, lr, &self.reach, &mut self.tails, p, num_lex, lists);
+        let lists = table.enter_entries(g, lr, &self.reach, tails, p, num_lex);
+        table.live_b_entries(g, lr, &self.reach, tails, p, num_lex, lists);
         StateEntries {
             enter: table.enter.into_boxed_slice(),
             live_b: table.live_b.into_boxed_slice(),
