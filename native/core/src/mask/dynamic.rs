@@ -309,8 +309,15 @@ impl ConfigInteriors {
     }
 }
 
-/// Configurations of a lexer future larger than this are not shared between grammars.
+/// Configurations of a lexer future larger than this are not shared between
+/// grammars. (16384, enough for a `maxLength: 4096` string, made the
+/// server bench's Dynamic masks no faster: the shapes of large futures
+/// rarely recur across schemas, and a miss pays for the shape.)
 const MAX_SHAPE_CONFIGS: usize = 1024;
+/// No target looked up yet for a byte class (targets are ids or `u32::MAX`).
+const UNSEEN_CLASS: u32 = u32::MAX - 1;
+/// A configuration not reached by a [`LexerShape`] (yet).
+const UNSEEN: u32 = u32::MAX;
 
 /// The lexer from a configuration on, as far as an interior walks it
 /// (configurations reached without one where a lexeme may end, and those
@@ -321,14 +328,16 @@ struct LexerShape {
     key: Box<[u32]>,
     /// Canonical number → configuration.
     configs: Vec<LexConfigId>,
-    canon: FxHashMap<LexConfigId, u32>,
+    /// Configuration → canonical number (`UNSEEN` if not reached), dense:
+    /// a large future looks one up per byte class of each configuration.
+    canon: Vec<u32>,
 }
 
 impl LexerShape {
     fn of(lexer: &Lexer, c: LexConfigId) -> Option<LexerShape> {
         let configs = &lexer.configs;
-        let mut shape = LexerShape { key: Box::new([]), configs: vec![c], canon: FxHashMap::default() };
-        shape.canon.insert(c, 0);
+        let mut shape = LexerShape { key: Box::new([]), configs: vec![c], canon: vec![UNSEEN; configs.len()] };
+        shape.canon[c.index()] = 0;
         let mut key = Vec::new();
         let mut head = 0;
         while head < shape.configs.len() {
@@ -340,22 +349,33 @@ impl LexerShape {
                 continue;
             }
             // Runs of bytes with the same target: (last byte, target or MAX).
+            // Bytes of one class of the grammar's lexer move alike: each class is
+            // looked up once (at its first byte, so numbering stays in byte order).
+            let mut class_target = [UNSEEN_CLASS; 256];
             let mut run: Option<(u32, u32)> = None;
             for b in 0..=255u8 {
-                let target = match configs.next(&lexer.dfa, x, b) {
-                    Some(y) => match shape.canon.get(&y) {
-                        Some(&id) => id,
-                        None => {
-                            if shape.configs.len() >= MAX_SHAPE_CONFIGS {
-                                return None;
-                            }
-                            let id = shape.configs.len() as u32;
-                            shape.canon.insert(y, id);
-                            shape.configs.push(y);
-                            id
-                        }
-                    },
-                    None => u32::MAX,
+                let class = lexer.dfa.classes[b as usize] as usize;
+                let target = match class_target[class] {
+                    UNSEEN_CLASS => {
+                        let target = match configs.next_by_class(x, class) {
+                            Some(y) => match shape.canon[y.index()] {
+                                UNSEEN => {
+                                    if shape.configs.len() >= MAX_SHAPE_CONFIGS {
+                                        return None;
+                                    }
+                                    let id = shape.configs.len() as u32;
+                                    shape.canon[y.index()] = id;
+                                    shape.configs.push(y);
+                                    id
+                                }
+                                id => id,
+                            },
+                            None => u32::MAX,
+                        };
+                        class_target[class] = target;
+                        target
+                    }
+                    known => known,
                 };
                 match run {
                     Some((_, t)) if t == target => run = Some((b as u32, t)),
@@ -374,7 +394,10 @@ impl LexerShape {
     }
 
     fn to_canonical(&self, i: &ConfigInterior) -> ConfigInterior {
-        let canon = |c: LexConfigId| LexConfigId(self.canon[&c]);
+        let canon = |c: LexConfigId| {
+            debug_assert_ne!(self.canon[c.index()], UNSEEN, "an interior's configurations are in its shape");
+            LexConfigId(self.canon[c.index()])
+        };
         ConfigInterior {
             groups: i.groups.iter().map(|(c, t)| (canon(*c), t.clone())).collect(),
             exits: i.exits.iter().map(|&(n, c)| (n, canon(c))).collect(),
@@ -392,29 +415,49 @@ impl LexerShape {
 
 /// Interiors in canonical numbering ([`LexerShape`]), shared by every
 /// grammar over one vocabulary (a JSON string's interior is the same in
-/// every schema). Bounded by entries; past the bound it starts over.
+/// every schema). Bounded by entries and by bytes (keys and interiors);
+/// past either bound it starts over.
 #[derive(Debug, Default)]
 pub struct SharedInteriors {
-    map: std::sync::Mutex<FxHashMap<Box<[u32]>, Arc<ConfigInterior>>>,
+    map: std::sync::Mutex<SharedMap>,
+}
+
+#[derive(Debug, Default)]
+struct SharedMap {
+    entries: FxHashMap<Box<[u32]>, Arc<ConfigInterior>>,
+    bytes: usize,
 }
 
 const MAX_SHARED_INTERIORS: usize = 4096;
+const MAX_SHARED_BYTES: usize = 64 << 20;
 
 impl SharedInteriors {
     fn get(&self, key: &[u32]) -> Option<Arc<ConfigInterior>> {
-        self.map.lock().unwrap_or_else(|e| e.into_inner()).get(key).cloned()
+        self.map.lock().unwrap_or_else(|e| e.into_inner()).entries.get(key).cloned()
     }
 
     fn insert(&self, key: Box<[u32]>, interior: ConfigInterior) -> Arc<ConfigInterior> {
+        use crate::memory::HeapBytes;
+        let bytes = std::mem::size_of_val(&*key) + interior.heap_bytes();
         let mut map = self.map.lock().unwrap_or_else(|e| e.into_inner());
-        if map.len() >= MAX_SHARED_INTERIORS {
-            map.clear();
+        if map.entries.len() >= MAX_SHARED_INTERIORS || map.bytes + bytes > MAX_SHARED_BYTES {
+            map.entries.clear();
+            map.bytes = 0;
         }
-        map.entry(key).or_insert_with(|| Arc::new(interior)).clone()
+        let map = &mut *map;
+        map.entries
+            .entry(key)
+            .or_insert_with(|| {
+                map.bytes += bytes;
+                Arc::new(interior)
+            })
+            .clone()
     }
 
     pub fn clear(&self) {
-        self.map.lock().unwrap_or_else(|e| e.into_inner()).clear();
+        let mut map = self.map.lock().unwrap_or_else(|e| e.into_inner());
+        map.entries.clear();
+        map.bytes = 0;
     }
 }
 
