@@ -321,6 +321,7 @@ impl Liveness {
 
     /// Build every state's entries (before a Static compile or a save), with
     /// the `max_liveness_exits` bound over all of them.
+    ///
     /// Runs beside masks (the background Static build) without taking their
     /// lock: a state built by both is built the same, and the first kept.
     pub fn complete(&self, g: &NormalGrammar, lr: &LrTables) -> Result<()> {
