@@ -114,20 +114,22 @@ pub fn json_strings_dfa(strings: &[String], quoted: bool, max_states: usize) -> 
     Ok(dense(dfa, start))
 }
 
+/// JSON's short escapes: the code point and the letter after `\\`.
+pub const SHORT_ESCAPES: [(char, u8); 8] = [
+    ('"', b'"'),
+    ('\\', b'\\'),
+    ('/', b'/'),
+    ('\u{8}', b'b'),
+    ('\u{c}', b'f'),
+    ('\n', b'n'),
+    ('\r', b'r'),
+    ('\t', b't'),
+];
+
 /// Each encoding of `c` as one byte set per position.
 fn for_each_encoding(c: char, buf: &mut Vec<Vec<u8>>, f: &mut impl FnMut(&[Vec<u8>])) {
     let code = c as u32;
-    let short = match c {
-        '"' => Some(b'"'),
-        '\\' => Some(b'\\'),
-        '/' => Some(b'/'),
-        '\u{8}' => Some(b'b'),
-        '\u{c}' => Some(b'f'),
-        '\n' => Some(b'n'),
-        '\r' => Some(b'r'),
-        '\t' => Some(b't'),
-        _ => None,
-    };
+    let short = SHORT_ESCAPES.iter().find(|&&(x, _)| x == c).map(|&(_, letter)| letter);
     if code >= 0x20 && c != '"' && c != '\\' {
         let mut utf8 = [0u8; 4];
         buf.clear();

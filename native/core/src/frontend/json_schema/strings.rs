@@ -35,16 +35,7 @@ pub(crate) fn encoded_class(class: &ClassUnicode) -> Hir {
     }
     // Short escapes.
     let mut short = Vec::new();
-    for (c, letter) in [
-        ('"', b'"'),
-        ('\\', b'\\'),
-        ('/', b'/'),
-        ('\u{8}', b'b'),
-        ('\u{c}', b'f'),
-        ('\n', b'n'),
-        ('\r', b'r'),
-        ('\t', b't'),
-    ] {
+    for (c, letter) in crate::lexer::json_strings::SHORT_ESCAPES {
         if contains(class, c) {
             short.push(ClassBytesRange::new(letter, letter));
         }
