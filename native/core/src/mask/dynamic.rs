@@ -358,18 +358,7 @@ impl LexerShape {
                 let target = match class_target[class] {
                     UNSEEN_CLASS => {
                         let target = match configs.next_by_class(x, class) {
-                            Some(y) => match shape.canon[y.index()] {
-                                UNSEEN => {
-                                    if shape.configs.len() >= MAX_SHAPE_CONFIGS {
-                                        return None;
-                                    }
-                                    let id = shape.configs.len() as u32;
-                                    shape.canon[y.index()] = id;
-                                    shape.configs.push(y);
-                                    id
-                                }
-                                id => id,
-                            },
+                            Some(y) => shape.number(y)?,
                             None => u32::MAX,
                         };
                         class_target[class] = target;
@@ -391,6 +380,21 @@ impl LexerShape {
         }
         shape.key = key.into_boxed_slice();
         Some(shape)
+    }
+
+    /// The canonical number of `y`, numbered next if first reached; `None`
+    /// past [`MAX_SHAPE_CONFIGS`].
+    fn number(&mut self, y: LexConfigId) -> Option<u32> {
+        match self.canon[y.index()] {
+            UNSEEN if self.configs.len() >= MAX_SHAPE_CONFIGS => None,
+            UNSEEN => {
+                let id = self.configs.len() as u32;
+                self.canon[y.index()] = id;
+                self.configs.push(y);
+                Some(id)
+            }
+            id => Some(id),
+        }
     }
 
     fn to_canonical(&self, i: &ConfigInterior) -> ConfigInterior {
