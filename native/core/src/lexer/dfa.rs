@@ -523,13 +523,7 @@ fn pattern_fragment(nfa: &mut Nfa, pattern: &Pattern, max_states: usize) -> Resu
             }
             nfa.concat(frags)
         }
-        Pattern::Alt(parts)
-            if parts
-                .iter()
-                .filter(|p| matches!(p, Pattern::And(_) | Pattern::Not(_) | Pattern::JsonStrings { .. }))
-                .count()
-                > 1 =>
-        {
+        Pattern::Alt(parts) if parts.iter().filter(|p| is_own_automaton(p)).count() > 1 => {
             // Several alternatives that are automata already: their union,
             // minimised step by step, rather than one subset construction
             // over all of them at once.
@@ -555,10 +549,15 @@ fn pattern_fragment(nfa: &mut Nfa, pattern: &Pattern, max_states: usize) -> Resu
 /// A part that [`pattern_fragment`] would embed as a DFA built on its own.
 fn is_automaton_part(pattern: &Pattern) -> bool {
     match pattern {
-        Pattern::And(_) | Pattern::Not(_) | Pattern::JsonStrings { .. } => true,
         Pattern::Hir(hir) => long_count(hir).is_some(),
-        _ => false,
+        _ => is_own_automaton(pattern),
     }
+}
+
+/// A node whose DFA [`TermDfa::from_pattern`] builds by its own
+/// construction (a product, a complement, a trie), never through the NFA.
+fn is_own_automaton(pattern: &Pattern) -> bool {
+    matches!(pattern, Pattern::And(_) | Pattern::Not(_) | Pattern::JsonStrings { .. })
 }
 
 /// A regex that is one counted repetition of at least [`LONG_COUNT`]
