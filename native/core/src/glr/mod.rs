@@ -9,12 +9,11 @@
 
 pub mod gss;
 
-use rustc_hash::{FxHashMap, FxHashSet};
+use rustc_hash::FxHashSet;
 use smallvec::SmallVec;
 
 use crate::compile::CompiledGrammar;
 use crate::ids::{LexConfigId, NodeId, TerminalId};
-use crate::liveness::Exit;
 pub use gss::{Checkpoint, Gss, ROOT};
 
 /// One parse: the stacks through `node` with lexer configuration `config`.
@@ -28,6 +27,9 @@ pub type Tops = SmallVec<[NodeId; 4]>;
 
 /// `(node, terminal, lexical state after it)` → whether shifting the
 /// terminal on the node reaches a live boundary ([`Parser::live_cached`]).
+/// [`Parser::compute_summary`]'s mark of an exit not looked up yet (else 0 or 1).
+const UNANSWERED: u8 = 2;
+
 pub type ShiftLiveness = rustc_hash::FxHashMap<(NodeId, TerminalId, u32), bool>;
 
 /// Parents of a node that `shift` scans for a duplicate edge; past this many
@@ -144,37 +146,38 @@ impl<'a> Parser<'a> {
         let offset = gss.pool.len();
         gss.pool.resize(offset + bits.div_ceil(32), 0);
         let mut ancestors: SmallVec<[(usize, Vec<NodeId>); 4]> = SmallVec::new();
-        // Entries share their exits, and an exit's answer depends only on
-        // itself (the ancestors at its distance are fixed): each is looked up
-        // once. (Reading the ancestors' bits, a goto search each, was most of
-        // a Dynamic mask on large grammars.)
-        let mut answered: FxHashMap<Exit, bool> = FxHashMap::default();
+        // Entries share their exit lists (interned per state), and an exit's
+        // answer depends only on itself (the ancestors at its distance are
+        // fixed): each position of the state's exit table is answered once.
+        // (A hash map by exit did the same and was half of this function.)
+        let mut answered = vec![UNANSWERED; live.num_exits()];
         for a in 0..num_gotos {
             for z in 0..num_lex {
                 let entry = live.enter(a, z);
                 let mut value = entry.accept;
                 if !value {
-                    for exit in live.exits(entry) {
-                        if let Some(&known) = answered.get(exit) {
-                            if known {
-                                value = true;
-                                break;
+                    for (exit, position) in live.exits(entry).iter().zip(entry.start as usize..) {
+                        let found = match answered[position] {
+                            UNANSWERED => {
+                                let d = exit.dist as usize;
+                                let idx = match ancestors.iter().position(|(dd, _)| *dd == d) {
+                                    Some(i) => i,
+                                    None => {
+                                        let mut v = Vec::new();
+                                        gss.at_distance(m, None, d, &mut v);
+                                        ancestors.push((d, v));
+                                        ancestors.len() - 1
+                                    }
+                                };
+                                let found = ancestors[idx]
+                                    .1
+                                    .iter()
+                                    .any(|&anc| self.summary_bit(gss, anc, exit.nt, exit.lex as usize));
+                                answered[position] = found as u8;
+                                found
                             }
-                            continue;
-                        }
-                        let d = exit.dist as usize;
-                        let idx = match ancestors.iter().position(|(dd, _)| *dd == d) {
-                            Some(i) => i,
-                            None => {
-                                let mut v = Vec::new();
-                                gss.at_distance(m, None, d, &mut v);
-                                ancestors.push((d, v));
-                                ancestors.len() - 1
-                            }
+                            known => known == 1,
                         };
-                        let found =
-                            ancestors[idx].1.iter().any(|&anc| self.summary_bit(gss, anc, exit.nt, exit.lex as usize));
-                        answered.insert(*exit, found);
                         if found {
                             value = true;
                             break;

@@ -143,6 +143,12 @@ impl StateEntries {
         &self.exits[e.start as usize..(e.start + e.len) as usize]
     }
 
+    /// The length of the exit table the entries' ranges index.
+    #[inline]
+    pub fn num_exits(&self) -> usize {
+        self.exits.len()
+    }
+
     pub(crate) fn num_enter(&self) -> usize {
         self.enter.len()
     }
