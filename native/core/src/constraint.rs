@@ -116,6 +116,9 @@ impl Constraint {
         }
         end.sort_unstable();
         let exact = ExactTokenMap::new(&grammar, &vocab, &set)?;
+        // The Dynamic engine's plain-text sets: built once per vocabulary,
+        // here rather than inside a first mask.
+        vocab.plain_text();
         Ok(Constraint {
             grammar,
             vocab,

@@ -35,6 +35,7 @@ use std::sync::{Arc, RwLock};
 
 use rustc_hash::FxHashMap;
 
+use super::plain_chain::{PlainChains, PlainRun};
 use super::TokenMask;
 use crate::glr::{Checkpoint, Gss, Head, Parser, ShiftLiveness};
 use crate::ids::LexConfigId;
@@ -183,6 +184,127 @@ impl ConfigInterior {
     }
 }
 
+impl ConfigInterior {
+    /// As [`ConfigInterior::build`] for a configuration with a plain run:
+    /// the plain tokens it places are the vocabulary's sets by length (less
+    /// those with an exceptional first byte), grouped where the run takes
+    /// them, and the walk visits only the subtrees that hold other tokens (a
+    /// few thousand of a 128k vocabulary).
+    fn build_plain(lexer: &Lexer, c: LexConfigId, vocab: &Vocab, run: &PlainRun) -> ConfigInterior {
+        let (trie, plain) = (vocab.trie(), vocab.plain_text());
+        let configs = &lexer.configs;
+        let nodes = &trie.nodes;
+        let within = run.chain.len();
+        let mut merged: FxHashMap<LexConfigId, Vec<u32>> = FxHashMap::default();
+        let mut exits = Vec::new();
+        // Plain tokens the sets hold but the walk placed (an exceptional first byte).
+        let mut walked_plain = Vec::new();
+        let mut stack = vec![c; trie.max_depth + 1];
+        let mut regular = false;
+        let mut i = 1;
+        while i < nodes.len() {
+            let node = nodes[i];
+            let d = node.depth as usize;
+            if d == 1 {
+                regular = run.regular[node.byte as usize];
+            }
+            // Only plain tokens within the run below: it places them, and
+            // none passes an exit (exits lie below prefixes that are not
+            // plain text within the run, whose tokens are walked).
+            if regular && plain.plain_within(i, within) {
+                i = node.subtree_end as usize;
+                continue;
+            }
+            let Some(next) = configs.next(&lexer.dfa, stack[d - 1], node.byte) else {
+                i = node.subtree_end as usize;
+                continue;
+            };
+            for t in trie.tokens(&node) {
+                if !plain.is_plain_within(t.0, within) {
+                    merged.entry(next).or_default().push(t.0);
+                } else if !regular {
+                    merged.entry(next).or_default().push(t.0);
+                    walked_plain.push(t.0);
+                }
+            }
+            if !configs.emits(next).is_empty() {
+                if node.subtree_end as usize > i + 1 {
+                    exits.push((i as u32, next));
+                }
+                i = node.subtree_end as usize;
+                continue;
+            }
+            stack[d] = next;
+            i += 1;
+        }
+        let mut groups: Vec<(LexConfigId, Arc<TokenSet>)> =
+            merged.into_iter().map(|(c, ids)| (c, Arc::new(TokenSet::from_ids(ids, vocab.len())))).collect();
+        // Tokens that fall through to plain tokens the walk placed: the
+        // exceptional first bytes' subtrees, whose tokens the sets still hold.
+        let walked = (!walked_plain.is_empty()).then(|| {
+            let mut bits = crate::sets::BitSet::new(vocab.len());
+            walked_plain.iter().for_each(|&t| _ = bits.insert(t as usize));
+            bits
+        });
+        // The plain tokens: the lengths whose run ends at each configuration.
+        let mut lengths: FxHashMap<LexConfigId, Vec<usize>> = FxHashMap::default();
+        for (k, &(n, _)) in plain.by_length().iter().enumerate().take_while(|(_, (n, _))| *n <= within) {
+            if let Some(end) = run.chain[n - 1] {
+                lengths.entry(end).or_default().push(k);
+            }
+        }
+        for (end, ks) in lengths {
+            let set = match (ks.as_slice(), &walked) {
+                ([k], None) => plain.by_length()[*k].1.clone(),
+                // A plain string: every run ends where it started.
+                (_, None) if ks.len() == plain.by_length().len() => plain.all().clone(),
+                ([k], Some(walked)) => Arc::new(without(&plain.by_length()[*k].1, walked)),
+                _ => {
+                    let mut bits = crate::sets::BitSet::new(vocab.len());
+                    ks.iter().for_each(|&k| plain.by_length()[k].1.or_into(&mut bits));
+                    walked.iter().flat_map(|w| w.iter()).for_each(|t| bits.remove(t));
+                    Arc::new(TokenSet::Bits(bits))
+                }
+            };
+            if !set.is_empty() {
+                groups.push((end, set));
+            }
+        }
+        // A configuration may have a group of each kind: sorted, they are adjacent.
+        groups.sort_unstable_by_key(|g| g.0);
+        exits.sort_unstable_by_key(|&(node, c)| (c, node));
+        ConfigInterior { groups, exits }
+    }
+}
+
+/// `set` without the tokens of `removed`.
+fn without(set: &TokenSet, removed: &crate::sets::BitSet) -> TokenSet {
+    match set {
+        TokenSet::List(ids) => TokenSet::List(ids.iter().copied().filter(|&t| !removed.contains(t as usize)).collect()),
+        TokenSet::Bits(bits) => {
+            let mut bits = bits.clone();
+            removed.iter().for_each(|t| bits.remove(t));
+            TokenSet::Bits(bits)
+        }
+    }
+}
+
+/// How many plain tokens `run` places without a walk: those within it whose
+/// first byte is regular.
+fn placed_by(run: &PlainRun, vocab: &Vocab) -> usize {
+    let (trie, plain) = (vocab.trie(), vocab.plain_text());
+    let mut exceptional = 0;
+    let mut i = 1;
+    while i < trie.nodes.len() {
+        if !run.regular[trie.nodes[i].byte as usize] {
+            exceptional +=
+                trie.subtree_tokens(i).iter().filter(|t| plain.is_plain_within(t.0, run.chain.len())).count();
+        }
+        i = trie.nodes[i].subtree_end as usize;
+    }
+    plain.count_within(run.chain.len()) - exceptional
+}
+
 /// Interiors by configuration, shared by the states (and threads) of one constraint.
 #[derive(Debug)]
 pub struct ConfigInteriors {
@@ -198,6 +320,8 @@ pub struct ConfigInteriors {
     /// character further into a counted string takes one of them renamed
     /// ([`super::alike`]).
     recent: std::sync::Mutex<Vec<(LexConfigId, Arc<ConfigInterior>)>>,
+    /// Where plain text takes configurations ([`ConfigInterior::build_plain`]).
+    chains: PlainChains,
 }
 
 /// Interiors below exits a constraint keeps; past this the memo starts over.
@@ -220,6 +344,7 @@ impl Default for ConfigInteriors {
             shared: None,
             below: RwLock::default(),
             recent: Default::default(),
+            chains: PlainChains::default(),
         }
     }
 }
@@ -248,7 +373,18 @@ impl ConfigInteriors {
         }
         let built = match self.alike(lexer, c, vocab.trie().max_depth) {
             Some(renamed) => Arc::new(renamed),
-            None => self.build_or_share(lexer, c, vocab),
+            None => {
+                let plain = vocab.plain_text();
+                let run = self.chains.run(lexer, c, plain.max_length());
+                // Where the run places nearly every plain token, the rest
+                // are walked in less time than a lexer shape takes, let alone
+                // a walk of the whole vocabulary.
+                if placed_by(&run, vocab) * 10 >= plain.all().len() * 9 {
+                    Arc::new(ConfigInterior::build_plain(lexer, c, vocab, &run))
+                } else {
+                    self.build_or_share(lexer, c, vocab)
+                }
+            }
         };
         {
             let mut recent = self.recent.lock().unwrap_or_else(|e| e.into_inner());
@@ -812,5 +948,133 @@ impl crate::memory::HeapBytes for ConfigInteriors {
         let parts = self.parts.lock().unwrap_or_else(|e| e.into_inner());
         let below = self.below.read().unwrap_or_else(|e| e.into_inner());
         map_bytes(map.iter()) + map_bytes(parts.map.iter()) + map_bytes(below.iter())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::*;
+    use crate::frontend::json_schema::{json_schema_grammar, JsonSchemaOptions};
+    use crate::lexer::LexerLimits;
+    use crate::vocab::TokenDef;
+
+    /// Pieces of tokens: plain text of 1-4 bytes a character, JSON's
+    /// specials, and halves of characters.
+    const PIECES: &[&[u8]] = &[
+        b"a",
+        b"b",
+        "é".as_bytes(),
+        "€".as_bytes(),
+        "😀".as_bytes(),
+        b"\"",
+        b"\\",
+        b"u",
+        b"0",
+        b":",
+        b",",
+        b"{",
+        b" ",
+        b"\n",
+        b"\x7f",
+        &[0xC3],
+        &[0xE2, 0x82],
+        &[0x98, 0x80],
+    ];
+
+    /// A schema whose strings are plain, counted (within and past a token's
+    /// length), keys and enums sharing prefixes with values, and a date.
+    fn schema(max: usize, additional: bool) -> serde_json::Value {
+        serde_json::json!({
+            "type": "object",
+            "properties": {
+                "ab": {"type": "string", "maxLength": max},
+                "aé": {"type": "string", "minLength": 1},
+                "b": {"enum": ["a\"b", "éé", "ab", 1]},
+                "d": {"type": "string", "format": "date"},
+                "n": {"type": "number"}
+            },
+            "additionalProperties": additional
+        })
+    }
+
+    /// Token ids by end configuration, and exits.
+    type View = (Vec<(LexConfigId, Vec<usize>)>, Vec<(u32, LexConfigId)>);
+
+    /// An interior as token sets by end configuration (groups of one
+    /// configuration merged) and its exits.
+    fn view(i: &ConfigInterior, n: usize) -> View {
+        let mut by_end: Vec<(LexConfigId, crate::sets::BitSet)> = Vec::new();
+        for (c, tokens) in &i.groups {
+            if by_end.last().is_none_or(|(last, _)| last != c) {
+                by_end.push((*c, crate::sets::BitSet::new(n)));
+            }
+            tokens.or_into(&mut by_end.last_mut().expect("pushed").1);
+        }
+        let groups =
+            by_end.into_iter().map(|(c, bits)| (c, bits.iter().collect())).filter(|g: &(_, Vec<_>)| !g.1.is_empty());
+        (groups.collect(), i.exits.clone())
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+
+        /// Every configuration whose plain chain places most plain tokens
+        /// gets the interior the full walk builds.
+        #[test]
+        fn interiors_from_plain_chains_equal_the_walk(
+            max in 0usize..7,
+            additional in any::<bool>(),
+            any_order in any::<bool>(),
+            tokens in prop::collection::vec(prop::collection::vec(prop::sample::select(PIECES), 1..5), 1..80),
+        ) {
+            let options = JsonSchemaOptions { any_order, ..JsonSchemaOptions::default() };
+            let (grammar, _) = json_schema_grammar(&schema(max, additional), &options).unwrap();
+            let lexer = Lexer::build(&grammar, &LexerLimits::default()).unwrap();
+            let tokens = tokens.into_iter().map(|pieces| TokenDef::Bytes(pieces.concat())).collect();
+            let vocab = Vocab::new(tokens).unwrap();
+            let chains = PlainChains::default();
+            let mut parts = Parts::default();
+            let mut chained = 0;
+            for c in (0..lexer.configs.len()).map(|c| LexConfigId(c as u32)) {
+                let run = chains.run(&lexer, c, vocab.plain_text().max_length());
+                let walked = ConfigInterior::build(&lexer, c, vocab.trie(), vocab.len(), &mut parts);
+                let placed = ConfigInterior::build_plain(&lexer, c, &vocab, &run);
+                chained += placed_by(&run, &vocab);
+                prop_assert_eq!(view(&placed, vocab.len()), view(&walked, vocab.len()), "configuration {} run {:?}", c.0, run);
+            }
+            prop_assert!(chained > 0 || vocab.plain_text().max_length() == 0, "some run places tokens");
+        }
+    }
+
+    /// Runs are not vacuous: inside a plain string every plain character
+    /// loops, inside a counted one each moves the count until the bound, and
+    /// outside strings most characters die.
+    #[test]
+    fn plain_chains_loop_in_plain_strings_and_count_in_counted_ones() {
+        let schema = serde_json::json!({"type": "array", "items": {"type": "string", "maxLength": 3}});
+        let (grammar, _) = json_schema_grammar(&schema, &JsonSchemaOptions::default()).unwrap();
+        let lexer = Lexer::build(&grammar, &LexerLimits::default()).unwrap();
+        let after = |text: &[u8]| {
+            text.iter().try_fold(lexer.configs.start, |c, &b| lexer.configs.next(&lexer.dfa, c, b)).expect("lexes")
+        };
+        let chains = PlainChains::default();
+        let counted = chains.run(&lexer, after(b"\""), 5);
+        assert_eq!(counted.chain, [Some(after(b"\"a")), Some(after(b"\"ab")), Some(after(b"\"abc")), None, None]);
+        assert!(counted.regular[b'a' as usize] && counted.regular[0xE4] && !counted.regular[b'"' as usize]);
+        assert_eq!(after("\"é".as_bytes()), after(b"\"a"));
+        // Before the array nearly every character dies; `[` is the exception.
+        let outside = chains.run(&lexer, lexer.configs.start, 5);
+        assert_eq!(outside.chain, [None; 5]);
+        assert!(outside.regular[b'a' as usize] && outside.regular[b'7' as usize] && !outside.regular[b'[' as usize]);
+        let schema = serde_json::json!({"type": "array", "items": {"type": "string"}});
+        let (grammar, _) = json_schema_grammar(&schema, &JsonSchemaOptions::default()).unwrap();
+        let lexer = Lexer::build(&grammar, &LexerLimits::default()).unwrap();
+        let inside = lexer.configs.next(&lexer.dfa, lexer.configs.start, b'"').unwrap();
+        let plain = PlainChains::default().run(&lexer, inside, 4);
+        assert_eq!(plain.chain, [Some(inside); 4]);
+        assert!((0..=255u8).all(|b| plain.regular[b as usize]
+            == (b >= 0x20 && b != b'"' && b != b'\\' && !(0x80..0xC2).contains(&b) && b <= 0xF4)));
     }
 }

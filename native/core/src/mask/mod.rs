@@ -12,6 +12,7 @@ pub mod compiled;
 pub mod dynamic;
 pub mod exact;
 pub mod oracle;
+mod plain_chain;
 pub mod vocab_caches;
 
 use crate::sets::BitSet;

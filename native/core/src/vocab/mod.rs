@@ -14,12 +14,14 @@
 //! token matches. File readers live in [`loaders`].
 
 pub mod loaders;
+pub mod plain;
 pub mod trie;
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::ids::TokenId;
+pub use plain::PlainText;
 pub use trie::Trie;
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -37,6 +39,8 @@ pub struct Vocab {
     fingerprint: u64,
     trie: Trie,
     meta: VocabMetadata,
+    /// Built on first use (by the Dynamic engine's interiors).
+    plain: OnceLock<PlainText>,
 }
 
 /// What a loader knows about a vocabulary beyond id → bytes.
@@ -169,7 +173,15 @@ impl Vocab {
                 format!("end token {} is not a token of this vocabulary ({} ids)", t.0, kinds.len()),
             ));
         }
-        let mut vocab = Vocab { data, offsets, kinds, fingerprint: hash.finish(), trie: Trie::default(), meta };
+        let mut vocab = Vocab {
+            data,
+            offsets,
+            kinds,
+            fingerprint: hash.finish(),
+            trie: Trie::default(),
+            meta,
+            plain: OnceLock::new(),
+        };
         vocab.trie = Trie::build(&vocab);
         Ok(Arc::new(vocab))
     }
@@ -227,6 +239,11 @@ impl Vocab {
 
     pub fn trie(&self) -> &Trie {
         &self.trie
+    }
+
+    /// The plain text tokens ([`PlainText`]), built on first use.
+    pub fn plain_text(&self) -> &PlainText {
+        self.plain.get_or_init(|| PlainText::build(self))
     }
 
     pub fn metadata(&self) -> &VocabMetadata {

@@ -73,4 +73,11 @@ impl Trie {
     pub fn tokens(&self, node: &TrieNode) -> &[TokenId] {
         &self.token_ids[node.tokens_start as usize..node.tokens_end as usize]
     }
+
+    /// The tokens at or below node `i`: tokens are stored in byte order,
+    /// which is preorder, so they are one slice.
+    pub fn subtree_tokens(&self, i: usize) -> &[TokenId] {
+        let last = &self.nodes[self.nodes[i].subtree_end as usize - 1];
+        &self.token_ids[self.nodes[i].tokens_start as usize..last.tokens_end as usize]
+    }
 }
