@@ -20,6 +20,10 @@
 //! configuration they end in (a group is allowed as a whole when the head's
 //! node with that configuration is live), and the trie nodes where a lexeme
 //! may end with tokens below (*exits*), whose subtrees alone take the walk.
+//! Where plain text moves the configuration alike ([`super::plain_chain`]:
+//! inside a JSON string, counted or not, beside keys and enum values), the
+//! interior takes the vocabulary's plain tokens as sets by length and walks
+//! only the others.
 //! An interior is merged from per-first-byte parts, which configurations
 //! that agree after one byte share, and interiors are shared across the
 //! grammars of a vocabulary when their lexer futures are the same. A head
@@ -182,9 +186,7 @@ impl ConfigInterior {
         exits.sort_unstable_by_key(|&(node, c)| (c, node));
         ConfigInterior { groups, exits }
     }
-}
 
-impl ConfigInterior {
     /// As [`ConfigInterior::build`] for a configuration with a plain run:
     /// the plain tokens it places are the vocabulary's sets by length (less
     /// those with an exceptional first byte), grouped where the run takes
@@ -239,8 +241,8 @@ impl ConfigInterior {
         }
         let mut groups: Vec<(LexConfigId, Arc<TokenSet>)> =
             merged.into_iter().map(|(c, ids)| (c, Arc::new(TokenSet::from_ids(ids, vocab.len())))).collect();
-        // Tokens that fall through to plain tokens the walk placed: the
-        // exceptional first bytes' subtrees, whose tokens the sets still hold.
+        // The plain tokens the walk placed (below an exceptional first byte)
+        // come out of the sets.
         let walked = (!walked_plain.is_empty()).then(|| {
             let mut bits = crate::sets::BitSet::new(vocab.len());
             walked_plain.iter().for_each(|&t| _ = bits.insert(t as usize));
@@ -289,20 +291,27 @@ fn without(set: &TokenSet, removed: &crate::sets::BitSet) -> TokenSet {
     }
 }
 
-/// How many plain tokens `run` places without a walk: those within it whose
-/// first byte is regular.
-fn placed_by(run: &PlainRun, vocab: &Vocab) -> usize {
+/// Does `run` place nine in ten of the vocabulary's plain tokens without a
+/// walk (those within it whose first byte is regular)? Then the rest are
+/// walked in less time than a lexer shape takes, let alone a walk of the
+/// whole vocabulary.
+fn places_most(run: &PlainRun, vocab: &Vocab) -> bool {
     let (trie, plain) = (vocab.trie(), vocab.plain_text());
-    let mut exceptional = 0;
+    let Some(mut spare) = plain.count_within(run.chain.len()).checked_sub(plain.all().len() * 9 / 10) else {
+        return false;
+    };
     let mut i = 1;
     while i < trie.nodes.len() {
         if !run.regular[trie.nodes[i].byte as usize] {
-            exceptional +=
-                trie.subtree_tokens(i).iter().filter(|t| plain.is_plain_within(t.0, run.chain.len())).count();
+            let walked = trie.subtree_tokens(i).iter().filter(|t| plain.is_plain_within(t.0, run.chain.len()));
+            match spare.checked_sub(walked.count()) {
+                Some(left) => spare = left,
+                None => return false,
+            }
         }
         i = trie.nodes[i].subtree_end as usize;
     }
-    plain.count_within(run.chain.len()) - exceptional
+    true
 }
 
 /// Interiors by configuration, shared by the states (and threads) of one constraint.
@@ -376,10 +385,7 @@ impl ConfigInteriors {
             None => {
                 let plain = vocab.plain_text();
                 let run = self.chains.run(lexer, c, plain.max_length());
-                // Where the run places nearly every plain token, the rest
-                // are walked in less time than a lexer shape takes, let alone
-                // a walk of the whole vocabulary.
-                if placed_by(&run, vocab) * 10 >= plain.all().len() * 9 {
+                if places_most(&run, vocab) {
                     Arc::new(ConfigInterior::build_plain(lexer, c, vocab, &run))
                 } else {
                     self.build_or_share(lexer, c, vocab)
@@ -1041,7 +1047,7 @@ mod tests {
                 let run = chains.run(&lexer, c, vocab.plain_text().max_length());
                 let walked = ConfigInterior::build(&lexer, c, vocab.trie(), vocab.len(), &mut parts);
                 let placed = ConfigInterior::build_plain(&lexer, c, &vocab, &run);
-                chained += placed_by(&run, &vocab);
+                chained += run.chain.iter().filter(|c| c.is_some()).count();
                 prop_assert_eq!(view(&placed, vocab.len()), view(&walked, vocab.len()), "configuration {} run {:?}", c.0, run);
             }
             prop_assert!(chained > 0 || vocab.plain_text().max_length() == 0, "some run places tokens");
