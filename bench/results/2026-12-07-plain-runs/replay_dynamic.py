@@ -21,10 +21,11 @@ from glrbench.engines import single_thread_env  # noqa: E402
 
 single_thread_env()
 
-import glrmask  # noqa: E402
 import numpy as np  # noqa: E402
 from glrbench.workloads import JSB_SUBSETS, jsb_sample  # noqa: E402
 from tokenizers import Tokenizer  # noqa: E402
+
+import glrmask  # noqa: E402
 
 TOKENIZER = ROOT / "data/tokenizers/deepseek_v3_tokenizer.json"
 
