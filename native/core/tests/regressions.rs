@@ -184,3 +184,25 @@ fn ambiguous_expression_with_many_split_points() {
     assert_masks_agree(&mut s, "at the end");
     assert!(s.is_accepting());
 }
+
+/// A plain run whose exceptional first byte is dead (`a` before `[^a] "a"`,
+/// every other character alive): the Dynamic interior kept `a` in the sets
+/// by length, as if it went where the others go.
+#[test]
+fn dynamic_plain_run_with_a_dead_exception() {
+    let g = glrmask_core::frontend::ebnf::parse_ebnf("root ::= [^a] \"a\"").unwrap();
+    let tokens: Vec<Vec<u8>> = vec![
+        b"a".to_vec(),
+        b"b".to_vec(),
+        b"c".to_vec(),
+        vec![0xC3],
+        vec![0xA9],
+        b"a\xc3".to_vec(),
+        b"\xc3a".to_vec(),
+        "é".into(),
+    ];
+    let c = constraint(g, &tokens, &[]);
+    let mut state = c.start();
+    let mut rng = Rng(7);
+    common::walk_agreeing(&mut state, &mut rng, 4, "[^a] \"a\"");
+}
