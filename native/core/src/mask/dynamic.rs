@@ -200,9 +200,10 @@ impl ConfigInterior {
         let mut merged: FxHashMap<LexConfigId, Vec<u32>> = FxHashMap::default();
         let mut exits = Vec::new();
         // The plain tokens below an exceptional first byte: the walk places
-        // those that live, and none of them is the sets' to place.
+        // those that live, and none of them is the sets' to place (when the
+        // run places none, outside strings, there is nothing to take out).
         let mut exceptional = Vec::new();
-        let mut first = 1;
+        let mut first = if run.chain.iter().any(Option::is_some) { 1 } else { nodes.len() };
         while first < nodes.len() {
             if !run.regular[nodes[first].byte as usize] {
                 let plain_ones = trie.subtree_tokens(first).iter().filter(|t| plain.is_plain_within(t.0, within));
