@@ -248,7 +248,7 @@ impl ConfigInterior {
         }
         let mut groups: Vec<(LexConfigId, Arc<TokenSet>)> =
             merged.into_iter().map(|(c, ids)| (c, Arc::new(TokenSet::from_ids(ids, vocab.len())))).collect();
-        let walked = (!exceptional.is_empty()).then(|| {
+        let taken_out = (!exceptional.is_empty()).then(|| {
             let mut bits = crate::sets::BitSet::new(vocab.len());
             exceptional.iter().for_each(|&t| _ = bits.insert(t as usize));
             bits
@@ -261,15 +261,15 @@ impl ConfigInterior {
             }
         }
         for (end, ks) in lengths {
-            let set = match (ks.as_slice(), &walked) {
+            let set = match (ks.as_slice(), &taken_out) {
                 ([k], None) => plain.by_length()[*k].1.clone(),
                 // A plain string: every run ends where it started.
                 (_, None) if ks.len() == plain.by_length().len() => plain.all().clone(),
-                ([k], Some(walked)) => Arc::new(without(&plain.by_length()[*k].1, walked)),
+                ([k], Some(taken_out)) => Arc::new(without(&plain.by_length()[*k].1, taken_out)),
                 _ => {
                     let mut bits = crate::sets::BitSet::new(vocab.len());
                     ks.iter().for_each(|&k| plain.by_length()[k].1.or_into(&mut bits));
-                    walked.iter().flat_map(|w| w.iter()).for_each(|t| bits.remove(t));
+                    taken_out.iter().flat_map(|w| w.iter()).for_each(|t| bits.remove(t));
                     Arc::new(TokenSet::Bits(bits))
                 }
             };
