@@ -42,7 +42,7 @@ use rustc_hash::FxHashMap;
 use super::plain_chain::{PlainChains, PlainRun};
 use super::TokenMask;
 use crate::glr::{Checkpoint, Gss, Head, Parser, ShiftLiveness};
-use crate::ids::LexConfigId;
+use crate::ids::{LexConfigId, TokenId};
 use crate::lexer::Lexer;
 use crate::sets::TokenSet;
 use crate::vocab::{Trie, Vocab};
@@ -75,36 +75,68 @@ struct Part {
 
 impl Part {
     fn walk(lexer: &Lexer, c1: LexConfigId, trie: &Trie, root: usize) -> Part {
-        let configs = &lexer.configs;
         let mut groups: FxHashMap<LexConfigId, Vec<u32>> = FxHashMap::default();
         let mut exits = Vec::new();
-        let mut stack = vec![c1; trie.max_depth + 1];
-        let nodes = &trie.nodes;
-        let end = nodes[root].subtree_end as usize;
-        let mut i = root;
-        while i < end {
-            let node = nodes[i];
-            let d = node.depth as usize;
-            let next = if i == root { Some(c1) } else { configs.next(&lexer.dfa, stack[d - 1], node.byte) };
-            let Some(next) = next else {
-                i = node.subtree_end as usize;
-                continue;
-            };
-            let tokens = trie.tokens(&node);
-            if !tokens.is_empty() {
-                groups.entry(next).or_default().extend(tokens.iter().map(|t| t.0));
-            }
-            if !configs.emits(next).is_empty() {
-                if node.subtree_end as usize > i + 1 {
-                    exits.push((i as u32, next));
-                }
-                i = node.subtree_end as usize;
-                continue;
-            }
-            stack[d] = next;
-            i += 1;
+        let node = trie.nodes[root];
+        let tokens = trie.tokens(&node);
+        if !tokens.is_empty() {
+            groups.entry(c1).or_default().extend(tokens.iter().map(|t| t.0));
+        }
+        if lexer.configs.emits(c1).is_empty() {
+            walk_below(lexer, trie, root, c1, &mut groups, &mut exits, |_| false, |_| true);
+        } else if node.subtree_end as usize > root + 1 {
+            exits.push((root as u32, c1));
         }
         Part { groups: groups.into_iter().collect(), exits }
+    }
+}
+
+/// The lexer's walk of the trie below node `root`, from configuration `at_root`
+/// there, in preorder: each token at a visited node that `keep` takes goes to
+/// the group of the configuration after it, and a node after which a lexeme
+/// may end is an exit (when tokens continue below it), not entered. `skip`
+/// leaves a node's subtree out; it sees every node before its lexer step.
+#[allow(clippy::too_many_arguments)]
+fn walk_below(
+    lexer: &Lexer,
+    trie: &Trie,
+    root: usize,
+    at_root: LexConfigId,
+    groups: &mut FxHashMap<LexConfigId, Vec<u32>>,
+    exits: &mut Vec<(u32, LexConfigId)>,
+    mut skip: impl FnMut(usize) -> bool,
+    keep: impl Fn(TokenId) -> bool,
+) {
+    let configs = &lexer.configs;
+    let nodes = &trie.nodes;
+    // stack[d]: the configuration after the first d bytes below the trie's root.
+    let mut stack = vec![at_root; trie.max_depth + 1];
+    let end = nodes[root].subtree_end as usize;
+    let mut i = root + 1;
+    while i < end {
+        let node = nodes[i];
+        let d = node.depth as usize;
+        if skip(i) {
+            i = node.subtree_end as usize;
+            continue;
+        }
+        let Some(next) = configs.next(&lexer.dfa, stack[d - 1], node.byte) else {
+            i = node.subtree_end as usize;
+            continue;
+        };
+        let mut kept = trie.tokens(&node).iter().filter(|&&t| keep(t)).peekable();
+        if kept.peek().is_some() {
+            groups.entry(next).or_default().extend(kept.map(|t| t.0));
+        }
+        if !configs.emits(next).is_empty() {
+            if node.subtree_end as usize > i + 1 {
+                exits.push((i as u32, next));
+            }
+            i = node.subtree_end as usize;
+            continue;
+        }
+        stack[d] = next;
+        i += 1;
     }
 }
 
@@ -194,7 +226,6 @@ impl ConfigInterior {
     /// few thousand of a 128k vocabulary).
     fn build_plain(lexer: &Lexer, c: LexConfigId, vocab: &Vocab, run: &PlainRun) -> ConfigInterior {
         let (trie, plain) = (vocab.trie(), vocab.plain_text());
-        let configs = &lexer.configs;
         let nodes = &trie.nodes;
         let within = run.chain.len();
         let mut merged: FxHashMap<LexConfigId, Vec<u32>> = FxHashMap::default();
@@ -211,41 +242,19 @@ impl ConfigInterior {
             }
             first = nodes[first].subtree_end as usize;
         }
-        let mut stack = vec![c; trie.max_depth + 1];
-        let mut regular = false;
-        let mut i = 1;
-        while i < nodes.len() {
-            let node = nodes[i];
-            let d = node.depth as usize;
-            if d == 1 {
-                regular = run.regular[node.byte as usize];
+        // Whether the subtree being walked has a regular first byte.
+        let regular = std::cell::Cell::new(false);
+        let skip = |i: usize| {
+            if nodes[i].depth == 1 {
+                regular.set(run.regular[nodes[i].byte as usize]);
             }
             // Only plain tokens within the run below: it places them, and
             // none passes an exit (exits lie below prefixes that are not
             // plain text within the run, whose tokens are walked).
-            if regular && plain.plain_within(i, within) {
-                i = node.subtree_end as usize;
-                continue;
-            }
-            let Some(next) = configs.next(&lexer.dfa, stack[d - 1], node.byte) else {
-                i = node.subtree_end as usize;
-                continue;
-            };
-            let walked = trie.tokens(&node).iter().filter(|t| !regular || !plain.is_plain_within(t.0, within));
-            let mut walked = walked.peekable();
-            if walked.peek().is_some() {
-                merged.entry(next).or_default().extend(walked.map(|t| t.0));
-            }
-            if !configs.emits(next).is_empty() {
-                if node.subtree_end as usize > i + 1 {
-                    exits.push((i as u32, next));
-                }
-                i = node.subtree_end as usize;
-                continue;
-            }
-            stack[d] = next;
-            i += 1;
-        }
+            regular.get() && plain.plain_within(i, within)
+        };
+        let keep = |t: TokenId| !regular.get() || !plain.is_plain_within(t.0, within);
+        walk_below(lexer, trie, 0, c, &mut merged, &mut exits, skip, keep);
         let mut groups: Vec<(LexConfigId, Arc<TokenSet>)> =
             merged.into_iter().map(|(c, ids)| (c, Arc::new(TokenSet::from_ids(ids, vocab.len())))).collect();
         let taken_out = (!exceptional.is_empty()).then(|| {
