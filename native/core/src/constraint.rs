@@ -364,8 +364,21 @@ impl Constraint {
             ended: false,
             scratch: DynamicScratch::default(),
             static_scratch: StaticScratch::default(),
+            last_dynamic: None,
         }
     }
+}
+
+/// The last Dynamic mask and the heads it was computed for. A token that
+/// only moves the lexer and leaves it where it was (text inside a JSON
+/// string) leaves the heads as they were, and a mask depends only on the
+/// heads and the GSS below them, whose nodes never change once made: the
+/// next mask is this one. Forgotten when a rollback drops a head's node (its
+/// id will name another node).
+#[derive(Clone, Debug)]
+struct LastDynamicMask {
+    heads: Vec<Head>,
+    mask: TokenMask,
 }
 
 #[derive(Clone, Debug)]
@@ -384,6 +397,7 @@ pub struct ConstraintState {
     ended: bool,
     scratch: DynamicScratch,
     static_scratch: StaticScratch,
+    last_dynamic: Option<LastDynamicMask>,
 }
 
 impl ConstraintState {
@@ -410,7 +424,19 @@ impl ConstraintState {
         }
         let parser = Parser::new(&c.grammar);
         match c.static_tables.get() {
-            None => dynamic_mask(parser, &mut self.gss, &self.heads, &c.vocab, &c.interiors, &mut self.scratch, out),
+            None => match &mut self.last_dynamic {
+                Some(last) if last.heads == self.heads => out.clone_from(&last.mask),
+                last => {
+                    dynamic_mask(parser, &mut self.gss, &self.heads, &c.vocab, &c.interiors, &mut self.scratch, out);
+                    match last {
+                        Some(last) => {
+                            last.heads.clone_from(&self.heads);
+                            last.mask.clone_from(out);
+                        }
+                        None => *last = Some(LastDynamicMask { heads: self.heads.clone(), mask: out.clone() }),
+                    }
+                }
+            },
             Some(t) => static_mask(parser, &self.gss, &self.heads, t, &mut self.static_scratch, out),
         }
         add_exact_tokens(parser, &mut self.gss, &self.heads, &c.exact, out);
@@ -627,6 +653,11 @@ impl ConstraintState {
         self.gss.truncate(snap.gss);
         // Node ids past the checkpoint will name new nodes.
         self.static_scratch.forget_nodes_from(snap.gss.nodes());
+        if let Some(last) = &self.last_dynamic {
+            if last.heads.iter().any(|h| h.node.index() >= snap.gss.nodes()) {
+                self.last_dynamic = None;
+            }
+        }
         self.ended = snap.ended;
         Ok(())
     }

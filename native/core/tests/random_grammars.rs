@@ -395,6 +395,56 @@ proptest! {
         }
     }
 
+    /// The Dynamic engine as a constraint serves it (FastBuild): a mask
+    /// whose heads are those of the mask before is that mask again, and a
+    /// rollback that drops a head's node forgets it. Walks that stay inside
+    /// one lexeme (the heads do not move) and roll back now and then.
+    #[test]
+    fn repeated_dynamic_masks_equal_oracle_on_walks(g in gen_grammar(), seed in any::<u64>(), extra in proptest::collection::vec(proptest::collection::vec(proptest::sample::select(ALPHABET.to_vec()), 2..6), 3..20)) {
+        let (grammar, text) = g.grammar();
+        let Ok(compiled) = glrmask_core::CompiledGrammar::compile(grammar, &Default::default()) else {
+            return Ok(());
+        };
+        let mut tokens: Vec<Vec<u8>> = ALPHABET.iter().map(|&b| vec![b]).collect();
+        tokens.extend(extra.iter().cloned());
+        let c = glrmask_core::Constraint::new(std::sync::Arc::new(compiled), common::vocab_of(&tokens), &[], glrmask_core::Optimization::FastBuild).expect("constraint");
+        prop_assert_eq!(c.engine(), glrmask_core::constraint::Engine::Dynamic);
+        let mut state = c.start();
+        let mut rng = Rng(seed);
+        let mut previous = None;
+        for step in 0..40 {
+            let oracle = state.oracle_mask();
+            let m = state.mask();
+            prop_assert_eq!(&m, &oracle, "step {}\n{}", step, text);
+            let allowed: Vec<usize> = m.iter().collect();
+            if allowed.is_empty() {
+                break;
+            }
+            // Mostly the token just committed again, when allowed: it keeps
+            // a lexeme that loops in place.
+            let t = match previous {
+                Some(p) if m.contains(p) && rng.below(3) > 0 => p,
+                _ => allowed[rng.below(allowed.len())],
+            };
+            if !commits(&mut state, t) {
+                break;
+            }
+            previous = Some(t);
+            // Roll back and commit again without a mask on the way: the new
+            // nodes may have the ids of the dropped ones.
+            if rng.below(4) == 0 {
+                let back = 1 + rng.below(state.history_len().min(3));
+                state.rollback(back).expect("within history");
+                for _ in 0..rng.below(back + 1) {
+                    let allowed: Vec<usize> = state.oracle_mask().iter().collect();
+                    if allowed.is_empty() || !commits(&mut state, allowed[rng.below(allowed.len())]) {
+                        break;
+                    }
+                }
+            }
+        }
+    }
+
     /// Static compiles in one session share its cache of lexeme
     /// interiors: a grammar compiled after another (hits on shared terminal
     /// shapes) and again (all hits) still masks as the oracle does.

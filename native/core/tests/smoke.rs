@@ -68,3 +68,32 @@ fn greedy_a_plus_then_a_is_empty() {
     assert_eq!(s.mask().count(), 0);
     assert!(s.commit_bytes(b"aa").is_err());
 }
+
+/// Text inside a string leaves the heads where they were, so the Dynamic
+/// engine answers the next mask with the last one; a rollback that drops the
+/// heads' nodes forgets it: the same ids then name other nodes (here the same
+/// string, inside brackets instead of parentheses).
+#[test]
+fn dynamic_mask_repeats_inside_a_lexeme_and_forgets_on_rollback() {
+    let g = parse_glrm(r#"glrm 1; start s; t STR = /"[a-z]+"/; nt s = "(" STR ")" | "[" STR "]";"#).unwrap();
+    let g = Arc::new(CompiledGrammar::compile(g, &CompileLimits::default()).unwrap());
+    let v = vocab(&[b"(", b"[", b"\"", b"a", b"bc", b"\")", b"\"]"]);
+    let c = Constraint::new(g, v, &[], Optimization::FastBuild).unwrap();
+    let mut s = c.start();
+    for t in [0, 2, 3] {
+        s.commit_token(t).unwrap();
+    }
+    let first = s.mask();
+    assert_eq!(first.iter().collect::<Vec<_>>(), vec![2, 3, 4, 5]);
+    let heads = s.heads().to_vec();
+    s.commit_token(4).unwrap();
+    assert_eq!(s.heads(), heads.as_slice(), "text inside the string keeps the heads");
+    assert_eq!(s.mask(), first);
+    s.rollback(4).unwrap();
+    for t in [1, 2, 3] {
+        s.commit_token(t).unwrap();
+    }
+    assert_eq!(s.heads(), heads.as_slice(), "the same ids, other nodes");
+    assert_eq!(s.mask().iter().collect::<Vec<_>>(), vec![2, 3, 4, 6]);
+    assert_eq!(s.mask(), s.oracle_mask());
+}
