@@ -26,10 +26,11 @@ its format, then more free text (`loop`) or the end of the format; `token_dispat
 Known gap shared by all free text (`any_text` in the core): it cannot end in a proper prefix of a pattern or excluded
 string right before that string or at the end of the output (xgrammar accepts `<<a>X` and `hi<a` for pattern `<a>`).
 
-`json_schema` styles: `"json"`, and the XML argument styles `"qwen_xml"` (Qwen3-Coder), `"deepseek_xml"`
-(DeepSeek-V3.2/V4), `"deepseek_v4_1_xml"`, `"glm_xml"` (GLM-4.7) and `"minimax_xml"` (MiniMax-M2)
-(`xml_arguments_grammar`). Not supported (a clear error, never a silent pass-through): the other XML styles
-(minimax_m3, cohere, kimi_k3).
+`json_schema` styles: `"json"`, every XML argument style of xgrammar 0.2.8: `"qwen_xml"` (Qwen3-Coder),
+`"deepseek_xml"` (DeepSeek-V3.2/V4), `"deepseek_v4_1_xml"`, `"glm_xml"` (GLM-4.7), `"minimax_xml"` (MiniMax-M2) and
+`"kimi_k3_xml"` (Kimi-K3) (`xml_arguments_grammar`), and the nesting `"minimax_m3_xml"` (MiniMax-M3,
+`minimax_m3_arguments_grammar`) and `"cohere_xml"` (`cohere_arguments_grammar`). What xgrammar refuses in a style
+(minimax_m3: a schema without a type, free property names) is a clear error here too.
 """
 
 from __future__ import annotations
@@ -410,11 +411,15 @@ class _Translator:
         if kind in ("json_schema", "qwen_xml_parameter"):
             style = "qwen_xml" if kind == "qwen_xml_parameter" else node.get("style", "json")
             schema = _field(node, "json_schema", path, (dict, bool))
+            if style in _RECURSIVE_XML_STYLES:
+                grammar = _RECURSIVE_XML_STYLES[style](schema, path, self.approximations)
+                return self._forbid(grammar, _forbidden_in_content(ends))
             if style in XML_STYLES:
-                grammar = xml_arguments_grammar(schema, path, style, self.approximations)
+                excludes = [e for e in _field(node, "excludes", path, list, []) if e]
+                grammar = xml_arguments_grammar(schema, path, style, self.approximations, excludes)
                 return self._forbid(grammar, _forbidden_in_content(ends))
             if style != "json":
-                supported = ", ".join(["json", *XML_STYLES])
+                supported = ", ".join(["json", *XML_STYLES, *_RECURSIVE_XML_STYLES])
                 raise _err(f"{path}.style", f"JSON style {style!r} is not supported by glrmask ({supported} are)")
             excludes = _field(node, "excludes", path, list, [])
             grammar = glrmask.Grammar.from_json_schema(
@@ -494,22 +499,40 @@ def _string_choices(schema: Any) -> list[str] | None:
     return None
 
 
+def _takes_any_string(schema: Any) -> bool:
+    """Whether a property schema takes every string: no type, `"string"` in a type list or an `anyOf` branch."""
+    if schema is True:
+        return True
+    constraints = ("enum", "const", "pattern", "format", "minLength", "maxLength", "$ref", "allOf", "not")
+    if not isinstance(schema, dict) or any(k in schema for k in constraints):
+        return False
+    kind = schema.get("type")
+    if kind is not None:
+        return kind == "string" or (isinstance(kind, list) and "string" in kind)
+    branches = schema.get("anyOf", schema.get("oneOf"))
+    return any(_takes_any_string(b) for b in branches) if isinstance(branches, list) else True
+
+
 @dataclass(frozen=True)
 class XmlStyle:
-    """How a template writes one argument: `open_raw(name)` before a string value (raw text), `open_json(name)`
-    before any other (a JSON value with whitespace around; `None`: the same opening), `close` after either; an
-    opening is a few literals with whitespace allowed between them. `open_any` + NAME + `raw_tail` or `json_tail`
-    (`None`: the same) opens an argument of a tool without properties. No value contains one of `markers` (the
-    tool parser splits a call on them)."""
+    """How a template writes one argument: `open_raw(name)` before a string value (raw text), `open_json(name,
+    schema)` before any other (a JSON value with whitespace around; `None`: the same opening as a string), `close`
+    after either; an opening is a few parts (literals, or a grammar where the template writes the value's type) with
+    whitespace allowed between them. `open_any` + NAME + `raw_tail` or `json_tail` (`None`: the same) opens an
+    argument of a tool without properties. No value contains one of `markers` (the tool parser splits a call on
+    them)."""
 
     open_raw: Callable[[str], tuple[str, ...]]
     close: str
     open_any: str
     name_regex: str
-    raw_tail: tuple[str, ...]
+    raw_tail: tuple[str | glrmask.Grammar, ...]
     markers: tuple[str, ...]
-    open_json: Callable[[str], tuple[str, ...]] | None = None
-    json_tail: tuple[str, ...] | None = None
+    open_json: Callable[[str, Any], tuple[str | glrmask.Grammar, ...]] | None = None
+    json_tail: tuple[str | glrmask.Grammar, ...] | None = None
+    # A property whose schema takes any string among other types (`["string", "null"]`, no type) may also be
+    # a raw string after `open_raw` (the style types each value, so the parser reads it back as a string).
+    raw_in_unions: bool = False
 
 
 def _deepseek_style(dsml: str) -> XmlStyle:
@@ -517,7 +540,7 @@ def _deepseek_style(dsml: str) -> XmlStyle:
     string="true">raw</DSML>` for a string, `string="false"` and a JSON value for any other."""
     return XmlStyle(
         open_raw=lambda name: (f'<{dsml} name="{name}" string="true">',),
-        open_json=lambda name: (f'<{dsml} name="{name}" string="false">',),
+        open_json=lambda name, _schema: (f'<{dsml} name="{name}" string="false">',),
         close=f"</{dsml}>",
         open_any=f'<{dsml} name="',
         name_regex=r'[^"<>\n]+',
@@ -525,6 +548,30 @@ def _deepseek_style(dsml: str) -> XmlStyle:
         json_tail=('" string="false">',),
         markers=(f"</{dsml}>", f"<{dsml}", f"</{dsml.replace('parameter', 'invoke')}>"),
     )
+
+
+# Kimi-K3's `type` attribute per JSON type (its template writes an integer as a number).
+_KIMI_TYPES = {"string": "string", "integer": "number", "number": "number", "boolean": "boolean", "null": "null"}
+_KIMI_TYPES |= {"object": "object", "array": "array"}
+_KIMI_JSON_TYPES = ["number", "integer", "boolean", "null", "object", "array"]
+
+
+def _kimi_type(schema: Any) -> glrmask.Grammar:
+    """The `type` attribute before a JSON value: the schema's type, or (a union, no type) any but `string`, which
+    vLLM's kimi_k3 parser keeps raw (xgrammar allows any there, so a JSON value could be read as a string)."""
+    kind = schema.get("type") if isinstance(schema, dict) else None
+    if isinstance(kind, str) and kind in _KIMI_TYPES and kind != "string":
+        return glrmask.Grammar.literal(_KIMI_TYPES[kind])
+    return glrmask.Grammar.from_choice(_KIMI_JSON_TYPES)
+
+
+def _kimi_open(name: str, kind: glrmask.Grammar | str) -> tuple[str | glrmask.Grammar, ...]:
+    """`<|open|>argument key="NAME" type="KIND"<|sep|>`, the key escaped as Kimi-K3's template and vLLM's parser
+    read it (`&`, `"`; xgrammar writes it unescaped)."""
+    key = name.replace("&", "&amp;").replace('"', "&quot;")
+    if isinstance(kind, str):
+        return (f'<|open|>argument key="{key}" type="{kind}"<|sep|>',)
+    return (f'<|open|>argument key="{key}" type="', kind, '"<|sep|>')
 
 
 XML_STYLES: dict[str, XmlStyle] = {
@@ -546,6 +593,19 @@ XML_STYLES: dict[str, XmlStyle] = {
         markers=(_PARAM_END, "<parameter name=", "</invoke>"),
     ),
     "deepseek_xml": _deepseek_style("\uff5cDSML\uff5cparameter"),
+    # Kimi-K3: `<|open|>argument key="k" type="t"<|sep|>v<|close|>argument<|sep|>`; vLLM's parser splits on
+    # `<|close|>` (then `argument`/`call`, whitespace allowed), so no value contains it.
+    "kimi_k3_xml": XmlStyle(
+        open_raw=lambda name: _kimi_open(name, "string"),
+        open_json=lambda name, schema: _kimi_open(name, _kimi_type(schema)),
+        close="<|close|>argument<|sep|>",
+        open_any='<|open|>argument key="',
+        name_regex=r"[a-zA-Z_][a-zA-Z0-9_]*",
+        raw_tail=('" type="string"<|sep|>',),
+        json_tail=('" type="', _kimi_type(None), '"<|sep|>'),
+        markers=("<|close|>",),
+        raw_in_unions=True,
+    ),
     "deepseek_v4_1_xml": _deepseek_style("\uff5cDSML\uff5c parameter"),
     # GLM-4.7: `<arg_key>k</arg_key>` then `<arg_value>v</arg_value>`, whitespace between the two.
     "glm_xml": XmlStyle(
@@ -565,7 +625,11 @@ def qwen_xml_grammar(schema: dict | bool, path: str, approximations: list[str] |
 
 
 def xml_arguments_grammar(
-    schema: dict | bool, path: str, style: str, approximations: list[str] | None = None
+    schema: dict | bool,
+    path: str,
+    style: str,
+    approximations: list[str] | None = None,
+    excludes: list[str] | tuple[str, ...] = (),
 ) -> glrmask.Grammar:
     """A tool's arguments in one of the templates' XML styles (`XML_STYLES`): one element per property, in schema
     order (required ones present), whitespace between; a string value is raw text, any other a JSON value
@@ -573,18 +637,22 @@ def xml_arguments_grammar(
     parser splits on them). Checked against xgrammar 0.2.8's styles (tests/test_vllm_plugin.py,
     tests/test_vllm_structural_tag_formats.py), which also take JSON inside a value with any whitespace: glrmask
     takes the separators above only. Keywords of a string property other than `type`/`enum`/`const` are not
-    enforced. What is not enforced exactly is appended to `approximations` (when given)."""
+    enforced. No value contains one of `excludes` either (the format's `excludes`: Kimi-K3's special tokens).
+    What is not enforced exactly is appended to `approximations` (when given)."""
     if approximations is None:
         approximations = []
     xml = XML_STYLES[style]
     ws = lambda: glrmask.Grammar.from_regex(_XML_WS)  # noqa: E731
-    markers = list(xml.markers)
+    markers = [*xml.markers, *excludes]
     raw = lambda: glrmask.Grammar.any_text(exclude=markers)  # noqa: E731
 
-    def opening(parts: tuple[str, ...]) -> list[glrmask.Grammar]:
-        out = [glrmask.Grammar.literal(parts[0])]
-        for part in parts[1:]:
-            out += [ws(), glrmask.Grammar.literal(part)]
+    def opening(parts: tuple[str | glrmask.Grammar, ...]) -> list[glrmask.Grammar]:
+        """The parts, whitespace between two literals (a grammar part is an attribute value, inside a literal)."""
+        out = []
+        for i, part in enumerate(parts):
+            if i and isinstance(part, str) and isinstance(parts[i - 1], str):
+                out.append(ws())
+            out.append(glrmask.Grammar.literal(part) if isinstance(part, str) else part)
         return out
 
     def json_value(sub: Any, name: str) -> glrmask.Grammar:
@@ -620,7 +688,7 @@ def xml_arguments_grammar(
         if choices is not None:
             # Exactly one of the values, with nothing around it: xgrammar allows whitespace there, which the
             # qwen3_coder parser strips and the mimo parser keeps (an enum value then fails validation).
-            opened, value = xml.open_raw(name), glrmask.Grammar.from_choice(choices)
+            value = [*opening(xml.open_raw(name)), glrmask.Grammar.from_choice(choices)]
         elif isinstance(sub, dict) and sub.get("type") == "string":
             extra = sorted(sub.keys() - {"type", "description", "title"})
             if extra:
@@ -628,12 +696,247 @@ def xml_arguments_grammar(
                     f"structural_tag{path}.json_schema #/properties/{name}: {', '.join(extra)} not enforced "
                     f"(a {style} string value is raw text; only its type is)"
                 )
-            opened, value = xml.open_raw(name), raw()
+            value = [*opening(xml.open_raw(name)), raw()]
         else:
-            opened, value = (xml.open_json or xml.open_raw)(name), json_value(sub, name)
-        param = glrmask.Grammar.sequence([*opening(opened), value, glrmask.Grammar.literal(xml.close), ws()])
+            opened = xml.open_json(name, sub) if xml.open_json else xml.open_raw(name)
+            value = [*opening(opened), json_value(sub, name)]
+            if xml.raw_in_unions and _takes_any_string(sub):
+                as_raw = glrmask.Grammar.sequence([*opening(xml.open_raw(name)), raw()])
+                value = [glrmask.Grammar.alternatives([glrmask.Grammar.sequence(value), as_raw])]
+        param = glrmask.Grammar.sequence([*value, glrmask.Grammar.literal(xml.close), ws()])
         parts.append(param if name in required else glrmask.Grammar.repeat(param, 0, 1))
     return glrmask.Grammar.sequence(parts)
+
+
+def _raw_before(marker: str) -> glrmask.Grammar:
+    """Raw text without `marker`, right before `marker`: `any_text` cannot end in a proper prefix of what it
+    excludes, so such an end (MiniMax-M3's value `a]` before `]<]minimax[>[`) is a separate lexeme. Exact for a
+    marker without a border (no proper prefix that is also a suffix): text, prefix and marker never form an earlier
+    marker."""
+    prefixes = [marker[:i] for i in range(1, len(marker))]
+    tail = glrmask.Grammar.repeat(glrmask.Grammar.from_choice(prefixes), 0, 1)
+    return glrmask.Grammar.sequence([glrmask.Grammar.any_text(exclude=[marker]), tail])
+
+
+def _separated(items: list[tuple[glrmask.Grammar, bool]], ws: Callable[[], glrmask.Grammar]) -> glrmask.Grammar:
+    """The present items in order (the `True` ones always), at least one, whitespace between them and around."""
+    firsts = []
+    for i, (first, required) in enumerate(items):
+        rest = [glrmask.Grammar.sequence([ws(), g]) for g, _ in items[i + 1 :]]
+        rest = [r if req else glrmask.Grammar.repeat(r, 0, 1) for r, (_, req) in zip(rest, items[i + 1 :])]
+        firsts.append(glrmask.Grammar.sequence([first, *rest]))
+        if required:
+            break
+    joined = firsts[0] if len(firsts) == 1 else glrmask.Grammar.alternatives(firsts)
+    return glrmask.Grammar.sequence([ws(), joined, ws()])
+
+
+_M3 = "]<]minimax[>["
+
+
+def minimax_m3_arguments_grammar(
+    schema: dict | bool, path: str, approximations: list[str] | None = None
+) -> glrmask.Grammar:
+    """MiniMax-M3's arguments (style `minimax_m3_xml`), recursive: each value an element
+    `]<]minimax[>[<NAME>…]<]minimax[>[</NAME>` whose body is raw text for a string, a JSON scalar for another scalar
+    (nothing around either), child elements for an object's properties (schema order, required ones present) and
+    `<item>` elements for an array's items, whitespace between and around child elements, an empty body for none.
+    As xgrammar 0.2.8: an object without properties and an array without items are empty, and a schema without a
+    type (nor enum/const/anyOf) or an object with additional properties is an error. No raw text holds the
+    namespace marker (vLLM's minimax_m3 parser splits on it). What is not enforced is appended to `approximations`."""
+    if approximations is None:
+        approximations = []
+    ws = lambda: glrmask.Grammar.from_regex(_XML_WS)  # noqa: E731
+    defs = {}
+    if isinstance(schema, dict):
+        defs = {f"#/{k}/{n}": d for k in ("$defs", "definitions") for n, d in (schema.get(k) or {}).items()}
+    empty = glrmask.Grammar.literal("")
+
+    def element(name: str, sub: Any, at: str, seen: tuple[str, ...]) -> glrmask.Grammar:
+        body = value(sub, at, seen)
+        return glrmask.Grammar.sequence(
+            [glrmask.Grammar.literal(f"{_M3}<{name}>"), body, glrmask.Grammar.literal(f"{_M3}</{name}>")]
+        )
+
+    def children(items: list[tuple[glrmask.Grammar, bool]]) -> glrmask.Grammar:
+        if not items:
+            return empty
+        body = _separated(items, ws)
+        return body if any(req for _, req in items) else glrmask.Grammar.alternatives([empty, body])
+
+    def fail(at: str, msg: str) -> StructuralTagError:
+        return _err(f"{path}.json_schema", f"{at or '#'}: {msg} (minimax_m3_xml)")
+
+    def value(sub: Any, at: str, seen: tuple[str, ...]) -> glrmask.Grammar:
+        if not isinstance(sub, dict):
+            raise fail(at, "a boolean schema is unconstrained")
+        ref = sub.get("$ref")
+        if ref is not None:
+            if ref not in defs or ref in seen:
+                raise fail(at, f"$ref {ref!r} is not a local, non-recursive definition")
+            return value(defs[ref], at, (*seen, ref))
+        if "const" in sub or "enum" in sub:
+            values = [sub["const"]] if "const" in sub else sub["enum"]
+            return glrmask.Grammar.from_choice([v if isinstance(v, str) else json.dumps(v) for v in values])
+        for key in ("anyOf", "oneOf"):
+            if isinstance(sub.get(key), list):
+                return glrmask.Grammar.alternatives([value(b, f"{at}/{key}/{i}", seen) for i, b in enumerate(sub[key])])
+        kind = sub.get("type", "object" if "properties" in sub else None)
+        if isinstance(kind, list):
+            return glrmask.Grammar.alternatives([value({**sub, "type": k}, at, seen) for k in kind])
+        if kind == "string":
+            extra = sorted(sub.keys() & {"pattern", "format", "minLength", "maxLength"})
+            if extra:
+                approximations.append(f"structural_tag{path}.json_schema {at or '#'}: {', '.join(extra)} not enforced")
+            return _raw_before(_M3)
+        if kind == "object":
+            if any(sub.get(k) not in (None, False) for k in ("additionalProperties", "patternProperties")):
+                raise fail(at, "an object's property names must be fixed")
+            required = set(sub.get("required", []))
+            props = sub.get("properties") or {}
+            return children([(element(k, s, f"{at}/properties/{k}", seen), k in required) for k, s in props.items()])
+        if kind == "array":
+            if "items" not in sub:
+                return empty
+            item = element("item", sub["items"], f"{at}/items", seen)
+            lo, hi = sub.get("minItems", 0), sub.get("maxItems")
+            more = glrmask.Grammar.repeat(
+                glrmask.Grammar.sequence([ws(), item]), max(lo - 1, 0), None if hi is None else hi - 1
+            )
+            body = glrmask.Grammar.sequence([ws(), item, more, ws()])
+            return body if lo > 0 else glrmask.Grammar.alternatives([empty, body])
+        if kind in ("number", "integer", "boolean", "null"):
+            scalar = glrmask.Grammar.from_json_schema(sub, lenient=True, log_approximations=False)
+            approximations.extend(f"structural_tag{path}.json_schema {at or '#'}: {k}" for k in scalar.ignored_keywords)
+            return scalar
+        raise fail(at, "a schema without a type is unconstrained")
+
+    return value(schema, "", ())
+
+
+_COHERE_CLOSE = "</cofl:value>"
+# Any value (xgrammar's `xml_object`, `cohere_any_list`): dictionaries and lists nest without bound, so this is a
+# Lark grammar; its leaves are bound to glrmask grammars (`_cohere_free`).
+_COHERE_ANY = r"""
+start: %s
+object: ws | ws elem (ws elem)* ws
+elem: "<cofl:value name=\"" key "\"" tail
+tail: " type=\"raw\">" raw "</cofl:value>"
+    | " type=\"json\">" ws scalar ws "</cofl:value>"
+    | " type=\"dict\">" ws object ws "</cofl:value>"
+    | " type=\"list\">" ws list ws "</cofl:value>"
+list: ("<cofl:value" tail)*
+%%declare raw scalar key ws
+"""
+_COHERE_KEY = r'([^\x00"&<>]|&amp;|&lt;|&gt;|&quot;)+'
+_COHERE_SCALAR = {"type": ["number", "boolean", "null"]}
+
+
+def _cohere_free(start: str) -> glrmask.Grammar:
+    """Any object's elements (`start` = `object`) or any value after its name (`tail`), as xgrammar 0.2.8."""
+    leaves = {
+        "raw": glrmask.Grammar.any_text(exclude=[_COHERE_CLOSE]),
+        "scalar": glrmask.Grammar.from_json_schema(_COHERE_SCALAR, lenient=True, log_approximations=False),
+        "key": glrmask.Grammar.from_regex(_COHERE_KEY),
+        "ws": glrmask.Grammar.from_regex(_XML_WS),
+    }
+    grammar = glrmask.Grammar.from_lark(_COHERE_ANY % start)
+    for name, leaf in leaves.items():
+        grammar = grammar.bind(name, leaf)
+    return grammar
+
+
+def cohere_arguments_grammar(
+    schema: dict | bool, path: str, approximations: list[str] | None = None
+) -> glrmask.Grammar:
+    """Cohere's arguments (style `cohere_xml`), recursive: `<cofl:value name="NAME" type="T">…</cofl:value>` per
+    property (schema order, required ones present, whitespace around), T `raw` before a string's raw text, `json`
+    before a number/boolean/null, `dict` before an object's elements, `list` before an array's items (the same
+    element without a name, nothing between them); an untyped schema or an object without properties takes any
+    value, an array without items none; whitespace around a non-raw value and an enum's (as xgrammar 0.2.8: no
+    vLLM parser reads this style). No raw text holds `</cofl:value>`."""
+    if approximations is None:
+        approximations = []
+    ws = lambda: glrmask.Grammar.from_regex(_XML_WS)  # noqa: E731
+    lit = glrmask.Grammar.literal
+    defs = {}
+    if isinstance(schema, dict):
+        defs = {f"#/{k}/{n}": d for k in ("$defs", "definitions") for n, d in (schema.get(k) or {}).items()}
+
+    def typed(kind: str, body: glrmask.Grammar, spaced: bool = True) -> glrmask.Grammar:
+        inner = [ws(), body, ws()] if spaced else [body]
+        return glrmask.Grammar.sequence([lit(f' type="{kind}">'), *inner, lit(_COHERE_CLOSE)])
+
+    def scalar(sub: dict, at: str) -> glrmask.Grammar:
+        g = glrmask.Grammar.from_json_schema(sub, lenient=True, log_approximations=False)
+        approximations.extend(f"structural_tag{path}.json_schema {at or '#'}: {k}" for k in g.ignored_keywords)
+        return g
+
+    def elements(sub: dict, at: str, seen: tuple[str, ...]) -> glrmask.Grammar:
+        """An object's elements (a `dict` value's body, or the arguments)."""
+        props = sub.get("properties")
+        if not props:
+            extra = sub.get("additionalProperties")
+            if isinstance(extra, dict):
+                named = [lit('<cofl:value name="'), glrmask.Grammar.from_regex(_COHERE_KEY), lit('"')]
+                elem = glrmask.Grammar.sequence([*named, tails(extra, f"{at}/additionalProperties", seen)])
+                more = glrmask.Grammar.repeat(glrmask.Grammar.sequence([ws(), elem]), 0, None)
+                return glrmask.Grammar.alternatives([ws(), glrmask.Grammar.sequence([ws(), elem, more, ws()])])
+            return _cohere_free("object") if extra is not False else ws()
+        required = set(sub.get("required", []))
+        items = [
+            (
+                glrmask.Grammar.sequence([lit(f'<cofl:value name="{k}"'), tails(s, f"{at}/properties/{k}", seen)]),
+                k in required,
+            )
+            for k, s in props.items()
+        ]
+        body = _separated(items, ws)
+        return body if required & props.keys() else glrmask.Grammar.alternatives([ws(), body])
+
+    def tails(sub: Any, at: str, seen: tuple[str, ...]) -> glrmask.Grammar:
+        """What follows an element's name: its type attribute, the value, the closing tag."""
+        if not isinstance(sub, dict):
+            return _cohere_free("tail")
+        ref = sub.get("$ref")
+        if ref is not None:
+            if ref not in defs or ref in seen:
+                raise _err(f"{path}.json_schema", f"{at or '#'}: $ref {ref!r} is not a local, non-recursive definition")
+            return tails(defs[ref], at, (*seen, ref))
+        if "const" in sub or "enum" in sub:
+            values = [sub["const"]] if "const" in sub else sub["enum"]
+            return glrmask.Grammar.alternatives(
+                [typed("raw", lit(v)) if isinstance(v, str) else typed("json", lit(json.dumps(v))) for v in values]
+            )
+        for key in ("anyOf", "oneOf"):
+            if isinstance(sub.get(key), list):
+                return glrmask.Grammar.alternatives([tails(b, f"{at}/{key}/{i}", seen) for i, b in enumerate(sub[key])])
+        kind = sub.get("type", "object" if "properties" in sub else None)
+        if isinstance(kind, list):
+            return glrmask.Grammar.alternatives([tails({**sub, "type": k}, at, seen) for k in kind])
+        if kind == "string":
+            extra = sorted(sub.keys() & {"pattern", "format", "minLength", "maxLength"})
+            if extra:
+                approximations.append(f"structural_tag{path}.json_schema {at or '#'}: {', '.join(extra)} not enforced")
+            return typed("raw", glrmask.Grammar.any_text(exclude=[_COHERE_CLOSE]), False)
+        if kind in ("number", "integer", "boolean", "null"):
+            return typed("json", scalar(sub, at))
+        if kind == "object":
+            return typed("dict", elements(sub, at, seen))
+        if kind == "array":
+            if "items" not in sub:
+                return typed("list", lit(""))
+            item = glrmask.Grammar.sequence([lit("<cofl:value"), tails(sub["items"], f"{at}/items", seen)])
+            return typed("list", glrmask.Grammar.repeat(item, sub.get("minItems", 0), sub.get("maxItems")))
+        return _cohere_free("tail")
+
+    if not isinstance(schema, dict):
+        return _cohere_free("object")
+    return elements(schema, "", ())
+
+
+# The styles whose values nest (objects and arrays as elements), each its own builder.
+_RECURSIVE_XML_STYLES = {"minimax_m3_xml": minimax_m3_arguments_grammar, "cohere_xml": cohere_arguments_grammar}
 
 
 def parse_structural_tag(spec: str | dict) -> dict:

@@ -131,10 +131,17 @@ BAD = [
     (
         {
             "structural_tag": json.dumps(
-                {"type": "structural_tag", "format": {"type": "json_schema", "json_schema": {}, "style": "cohere_xml"}}
+                {
+                    "type": "structural_tag",
+                    "format": {
+                        "type": "json_schema",
+                        "json_schema": {"type": "object", "properties": {"x": {}}},
+                        "style": "minimax_m3_xml",
+                    },
+                }
             )
         },
-        "cohere_xml",
+        "minimax_m3_xml",  # xgrammar refuses an untyped value in this style too
     ),
     ({"choice": []}, "empty list"),
     ({"grammar": "   "}, "empty string"),
@@ -338,8 +345,9 @@ def test_token_formats_match_model_tokens():
     assert state.is_accepting()
 
 
-# Tool-call templates whose arguments are in an XML style glrmask does not translate yet: a 400. None of vLLM
-# 0.33's (qwen_xml, deepseek_xml, deepseek_v4_1_xml, glm_xml and minimax_xml are translated).
+# Tool-call templates whose arguments are in an XML style glrmask does not translate: a 400. None: glrmask
+# translates every style of xgrammar 0.2.8 (xgrammar's own kimi_k3, minimax_m3 and cohere templates are checked by
+# test_xgrammar_builtin_xml_tags_compile).
 XML_STYLE_MODELS: set[str] = set()
 
 
@@ -514,3 +522,250 @@ def test_glm_and_minimax_xml_match_xgrammar(xgr_compiler, style, strings, free):
     a tool without properties takes any parameters."""
     _same_acceptance_as_xgrammar(xgr_compiler, style, QWEN_XML_SCHEMA, strings)
     _same_acceptance_as_xgrammar(xgr_compiler, style, {"type": "object"}, [free, ""])
+
+
+# ---- kimi_k3_xml, minimax_m3_xml, cohere_xml ------------------------------------------------------------------------
+
+XML_STYLE_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "city": {"type": "string"},
+        "n": {"type": "integer"},
+        "o": {"type": "object", "properties": {"a": {"type": "integer"}}},
+        "unit": {"type": "string", "enum": ["C", "F"]},
+        "l": {"type": "array", "items": {"type": "integer"}},
+        "t": {"type": ["string", "null"]},
+        "b": {"type": "boolean"},
+    },
+    "required": ["city"],
+}
+
+
+def _kimi(key: str, kind: str, value: str) -> str:
+    return f'<|open|>argument key="{key}" type="{kind}"<|sep|>{value}<|close|>argument<|sep|>'
+
+
+KIMI_CITY = _kimi("city", "string", "Paris")
+KIMI_STRINGS = [
+    KIMI_CITY,
+    f"\n{KIMI_CITY}\n",
+    KIMI_CITY + _kimi("n", "number", "3"),
+    KIMI_CITY + "\n" + _kimi("n", "number", " 3 "),
+    KIMI_CITY + _kimi("n", "integer", "3"),
+    _kimi("n", "number", "3") + KIMI_CITY,
+    _kimi("n", "number", "3"),
+    _kimi("city", "string", "Pa<ris"),
+    _kimi("city", "string", "Pa<|close|>argument<|sep|>ris"),
+    _kimi("city", "string", ""),
+    _kimi("city", "string", "Par\nis"),
+    _kimi("city", "number", "Paris"),
+    KIMI_CITY + _kimi("o", "object", '{"a": 1}'),
+    KIMI_CITY + _kimi("unit", "string", "C"),
+    KIMI_CITY + _kimi("unit", "string", "K"),
+    KIMI_CITY + _kimi("l", "array", "[1, 2]"),
+    KIMI_CITY + _kimi("l", "array", "[]"),
+    KIMI_CITY + _kimi("t", "null", "null"),
+    KIMI_CITY + _kimi("t", "number", "null"),
+    KIMI_CITY + _kimi("b", "boolean", "true"),
+    KIMI_CITY + _kimi("b", "string", "true"),
+    KIMI_CITY + "\n\n" + _kimi("n", "number", "\n3\n") + "\n",
+]
+
+
+def test_kimi_k3_xml_matches_xgrammar(xgr_compiler):
+    """`style: "kimi_k3_xml"` (Kimi-K3 tool calls) accepts what xgrammar 0.2.8 accepts, but where vLLM's kimi_k3
+    parser would misread the value; a tool without properties takes any arguments."""
+    free = [
+        _kimi("x", "string", "a b"),
+        _kimi("x", "array", "[1, 2]") + "\n" + _kimi("y", "string", "z"),
+        _kimi("x", "number", "5"),
+        _kimi("x", "integer", " 5 "),
+        _kimi("x", "string", "[1]"),
+        _kimi("x-y", "string", "1"),
+        "",
+    ]
+    _same_acceptance_as_xgrammar(xgr_compiler, "kimi_k3_xml", {"type": "object"}, free)
+    ours = _same_acceptance_as_xgrammar(xgr_compiler, "kimi_k3_xml", XML_STYLE_SCHEMA, KIMI_STRINGS)
+    # Deliberately stricter (each accepted by xgrammar): no value holds `<|close|>` (the parser splits on it and
+    # `argument`/`call` with any whitespace between); JSON in the `", "`/`": "` layout; an enum value exactly; a
+    # JSON value never typed `string` (the parser would keep it raw: `null` as the string "null"), only a raw one.
+    for s in [
+        _kimi("city", "string", "Pa<|close|>ris"),
+        KIMI_CITY + _kimi("o", "object", '{"a":1}'),
+        KIMI_CITY + _kimi("unit", "string", " C "),
+        KIMI_CITY + _kimi("t", "string", "null") + _kimi("n", "string", "3"),
+    ]:
+        assert not T_accepts(ours, s), s
+    assert T_accepts(ours, KIMI_CITY + _kimi("t", "string", "null"))  # a raw string: "null"
+    free_ours = _same_acceptance_as_xgrammar(xgr_compiler, "kimi_k3_xml", {"type": "object"}, [])
+    assert not T_accepts(free_ours, _kimi("x", "number", "abc"))  # xgrammar: raw text under any type
+
+
+def _m3(name: str, value: str) -> str:
+    return f"]<]minimax[>[<{name}>{value}]<]minimax[>[</{name}>"
+
+
+M3_CITY = _m3("city", "Paris")
+M3_STRINGS = [
+    M3_CITY,
+    f"\n{M3_CITY}\n",
+    M3_CITY + _m3("n", "3"),
+    M3_CITY + "\n" + _m3("n", "3"),
+    M3_CITY + _m3("n", " 3 "),
+    _m3("n", "3") + M3_CITY,
+    _m3("n", "3"),
+    _m3("city", "Pa<ris"),
+    _m3("city", "Paris]"),
+    _m3("city", "Paris]<]"),
+    _m3("city", "Paris]<]minimax[>"),
+    _m3("city", "Pa]<]minimax[>[ris"),
+    _m3("city", ""),
+    M3_CITY + _m3("o", ""),
+    M3_CITY + _m3("o", " "),
+    M3_CITY + _m3("o", _m3("a", "1")),
+    M3_CITY + _m3("o", "\n" + _m3("a", "1") + "\n"),
+    M3_CITY + _m3("o", '{"a": 1}'),
+    M3_CITY + _m3("unit", "C"),
+    M3_CITY + _m3("unit", "K"),
+    M3_CITY + _m3("unit", " C "),
+    M3_CITY + _m3("l", ""),
+    M3_CITY + _m3("l", _m3("item", "1") + "\n" + _m3("item", "2")),
+    M3_CITY + _m3("l", "\n" + _m3("item", "1") + _m3("item", "2") + "\n"),
+    M3_CITY + _m3("l", "[1, 2]"),
+    M3_CITY + _m3("b", "true"),
+    M3_CITY + _m3("t", "null"),
+    M3_CITY + _m3("t", "x"),
+    "",
+    " ",
+    M3_CITY + "\n\n" + _m3("n", "3") + " ",
+]
+
+
+def test_minimax_m3_xml_matches_xgrammar(xgr_compiler):
+    """`style: "minimax_m3_xml"` (MiniMax-M3, recursive elements) accepts exactly what xgrammar 0.2.8 accepts,
+    a string value ending in a prefix of the namespace marker included; as xgrammar, a tool without properties
+    takes no arguments and a schema without a type is an error."""
+    from glrmask_vllm.structural_tag import StructuralTagError, structural_tag_grammar
+
+    _same_acceptance_as_xgrammar(xgr_compiler, "minimax_m3_xml", XML_STYLE_SCHEMA, M3_STRINGS)
+    _same_acceptance_as_xgrammar(xgr_compiler, "minimax_m3_xml", {"type": "object"}, ["", " ", _m3("x", "1")])
+    nested = {
+        "type": "object",
+        "properties": {
+            "ao": {"type": "array", "items": {"$ref": "#/$defs/s"}, "minItems": 1},
+            "u": {"anyOf": [{"type": "integer"}, {"type": "boolean"}]},
+        },
+        "$defs": {"s": {"type": "object", "properties": {"s": {"type": "string"}}, "required": ["s"]}},
+    }
+    one = _m3("item", _m3("s", "a"))
+    strings = [_m3("ao", one), _m3("ao", one + one), _m3("ao", ""), _m3("ao", _m3("item", "")), _m3("u", "true")]
+    _same_acceptance_as_xgrammar(xgr_compiler, "minimax_m3_xml", nested, [*strings, _m3("u", "x")])
+    fmt = {"type": "json_schema", "json_schema": {"type": "object", "properties": {"x": {}}}, "style": "minimax_m3_xml"}
+    vocab = glrmask.Vocab.from_dict({bytes([i]): i for i in range(256)} | {b"<eos>": 256})
+    with pytest.raises(StructuralTagError, match="minimax_m3_xml"):
+        structural_tag_grammar({"type": "structural_tag", "format": fmt}, vocab)
+
+
+def _cohere(name: str | None, kind: str, value: str) -> str:
+    named = f' name="{name}"' if name is not None else ""
+    return f'<cofl:value{named} type="{kind}">{value}</cofl:value>'
+
+
+CO_CITY = _cohere("city", "raw", "Paris")
+COHERE_STRINGS = [
+    CO_CITY,
+    f"\n{CO_CITY}\n",
+    CO_CITY + _cohere("n", "json", "3"),
+    CO_CITY + "\n" + _cohere("n", "json", " 3 "),
+    CO_CITY + _cohere("n", "raw", "3"),
+    _cohere("n", "json", "3") + CO_CITY,
+    _cohere("city", "raw", "Pa<ris"),
+    _cohere("city", "raw", "Pa</cofl:value>ris"),
+    _cohere("city", "raw", " Paris "),
+    CO_CITY + _cohere("o", "dict", ""),
+    CO_CITY + _cohere("o", "dict", "\n" + _cohere("a", "json", "1") + "\n"),
+    CO_CITY + _cohere("unit", "raw", "C"),
+    CO_CITY + _cohere("unit", "raw", " C "),
+    CO_CITY + _cohere("unit", "raw", "K"),
+    CO_CITY + _cohere("l", "list", ""),
+    CO_CITY + _cohere("l", "list", _cohere(None, "json", "1") + _cohere(None, "json", " 2 ")),
+    CO_CITY + _cohere("l", "list", _cohere(None, "json", "1") + " " + _cohere(None, "json", "2")),
+    CO_CITY + _cohere("t", "raw", "null"),
+    CO_CITY + _cohere("t", "json", "null"),
+    CO_CITY + _cohere("b", "json", "true"),
+    CO_CITY + _cohere("f", "dict", _cohere("q", "list", _cohere(None, "dict", _cohere("z", "raw", "1")))),
+    CO_CITY + _cohere("f", "json", "1.5"),
+    "",
+    " ",
+]
+
+
+def test_cohere_xml_matches_xgrammar(xgr_compiler):
+    """`style: "cohere_xml"` (typed, nesting `<cofl:value>` elements) accepts exactly what xgrammar 0.2.8 accepts;
+    an untyped value or a tool without properties takes any value, dictionaries and lists nested without bound."""
+    schema = {**XML_STYLE_SCHEMA, "properties": {**XML_STYLE_SCHEMA["properties"], "f": {}}}
+    _same_acceptance_as_xgrammar(xgr_compiler, "cohere_xml", schema, COHERE_STRINGS)
+    deep = _cohere("x", "raw", "a")
+    for _ in range(6):
+        deep = _cohere("d", "dict", deep) + _cohere("l", "list", _cohere(None, "list", ""))
+    free = ["", _cohere("x", "json", "1") + " " + deep, _cohere("x", "list", _cohere(None, "raw", "a"))]
+    _same_acceptance_as_xgrammar(xgr_compiler, "cohere_xml", {"type": "object"}, free)
+
+
+XML_PIECES = {
+    "kimi_k3_xml": [KIMI_CITY, _kimi("n", "number", "3"), _kimi("b", "boolean", "true"), _kimi("t", "null", "null")]
+    + [_kimi("t", "string", "x"), _kimi("l", "array", "[1, 2]"), _kimi("unit", "string", "F"), "\n", " ", "x"],
+    "minimax_m3_xml": [M3_CITY, _m3("n", "3"), _m3("b", "false"), _m3("t", "x"), _m3("unit", "F"), "\n", " "]
+    + [_m3("o", _m3("a", "1")), _m3("l", _m3("item", "1")), _m3("city", "]"), "]", "x"],
+    "cohere_xml": [CO_CITY, _cohere("n", "json", "3"), _cohere("b", "json", "false"), _cohere("unit", "raw", "F")]
+    + [_cohere("o", "dict", _cohere("a", "json", "1")), _cohere("l", "list", _cohere(None, "json", "1")), "\n", " "]
+    + [_cohere("t", "raw", "x"), "x"],
+}
+
+
+@pytest.mark.parametrize("style", sorted(XML_PIECES))
+def test_xml_styles_agree_with_xgrammar_on_pieces(xgr_compiler, style):
+    """Hypothesis: over strings joined from parameters, whitespace and stray text, glrmask accepts exactly what
+    xgrammar 0.2.8 accepts (the pieces avoid the documented differences)."""
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
+
+    from glrmask_vllm.structural_tag import structural_tag_grammar
+
+    xgr, compiler = xgr_compiler
+    spec = json.dumps(
+        {"type": "structural_tag", "format": {"type": "json_schema", "json_schema": XML_STYLE_SCHEMA, "style": style}}
+    )
+    ctx = compiler.compile_structural_tag(spec)
+    vocab = glrmask.Vocab.from_dict({bytes([i]): i for i in range(256)} | {b"<eos>": 256})
+    ours = structural_tag_grammar(spec, vocab).compile(vocab, end_tokens=[256])
+    eos = ctx.tokenizer_info.stop_token_ids[0]
+
+    @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+    @given(st.lists(st.sampled_from(XML_PIECES[style]), max_size=5))
+    def agree(pieces):
+        s = "".join(pieces)
+        m = xgr.GrammarMatcher(ctx)
+        theirs = m.accept_string(s) and (m.is_terminated() or m.accept_token(eos))
+        assert T_accepts(ours, s) == bool(theirs), s
+
+    agree()
+
+
+@pytest.mark.parametrize("model", ["kimi_k3", "minimax_m3", "cohere"])
+def test_xgrammar_builtin_xml_tags_compile(model):
+    """xgrammar's own tool-call templates for the kimi_k3_xml, minimax_m3_xml and cohere_xml styles compile."""
+    xgr = pytest.importorskip("xgrammar")
+    from glrmask_vllm.structural_tag import structural_tag_grammar
+
+    params = {
+        "type": "object",
+        "properties": {"city": {"type": "string"}, "n": {"type": "integer"}},
+        "required": ["city"],
+    }
+    tools = [{"type": "function", "function": {"name": "w", "parameters": params, "strict": True}}]
+    vocab = glrmask.Vocab.from_dict({bytes([i]): i for i in range(256)} | {b"<eos>": 256})
+    for choice in ("auto", "required"):
+        tag = xgr.get_model_structural_tag(model, tools=tools, tool_choice=choice, reasoning="disabled")
+        grammar = structural_tag_grammar(json.dumps(tag.model_dump()), vocab)
+        grammar.compile(vocab, end_tokens=[256], optimization=glrmask.Optimization.FAST_BUILD)

@@ -233,3 +233,63 @@ def test_tool_calls_parse_and_validate(family, parser_name):
     print(f"{parser_name}: {done} parsed generations, {too_long} over {MAX_TOKENS} tokens, constraints {dict(kinds)}")
     assert not failures, "\n".join(failures[:20])
     assert done >= generations, f"only {done} of {attempts} generations finished within {MAX_TOKENS} tokens"
+
+
+# xgrammar's builtin tags for templates whose arguments are in XML styles glrmask translates, read back by vLLM's
+# parser for the model: vLLM itself builds another tag for kimi_k3 and none for minimax_m3 (its parsers read the
+# native syntax), but a client may send xgrammar's (`structural_tag` request) or a later vLLM may.
+BUILTIN_TAG_PARSERS = [("kimi_k3", "kimi_k3", ("<|close|>argument<|sep|>",)), ("minimax_m3", "minimax_m3", ())]
+
+
+@pytest.mark.parametrize("model,parser_name,closers", BUILTIN_TAG_PARSERS)
+def test_builtin_xml_tags_parse_and_validate(model, parser_name, closers):
+    xgr = pytest.importorskip("xgrammar")
+    from vllm.entrypoints.openai.chat_completion.protocol import ChatCompletionRequest
+    from vllm.parser import ParserManager
+    from vllm.sampling_params import StructuredOutputsParams
+
+    tok = tokenizer_for("hermes")
+    vocab_size = len(tok)
+    generations = 24  # slow: raw-text values over a 150k vocabulary
+    tools = T.load_glaive_tools(NUM_TOOLS)
+    schemas = {t["function"]["name"]: t["function"]["parameters"] for t in tools}
+    parser_cls = ParserManager.get_parser(tool_parser_name=parser_name, enable_auto_tools=True, tokenizer=tok)
+    cfg = T.fake_vllm_config(vocab_size, max_num_seqs=4)
+    mgr = T.make_manager(cfg, tok)
+    rng = np.random.default_rng(47)
+    punct = None
+    closer_ids = [tok.encode(c, add_special_tokens=False) for c in ("]<]minimax[>[", *closers)]
+    failures, done, too_long = [], 0, 0
+    for n in range(generations * 3 // 2):
+        if done >= generations:
+            break
+        subset = tools[3 * (n % (NUM_TOOLS // 3)) :][:3]
+        tag = xgr.get_model_structural_tag(model, tools=subset, tool_choice="required", reasoning="disabled")
+        so = StructuredOutputsParams(structural_tag=json.dumps(tag.model_dump()))
+        req = T.make_request(f"b{n}", T.validated_params(so, cfg.structured_outputs_config, tok, vocab_size))
+        mgr.grammar_init(req)
+        grammar = req.structured_output_request.grammar
+        assert isinstance(grammar, GlrmaskGrammar), grammar
+        if punct is None:
+            punct = punctuation_words(mgr.backend.vocab, vocab_size)
+        ids, finished = sample(mgr, req, grammar, rng, punct, closer_ids)
+        if not finished:
+            too_long += 1
+            continue
+        done += 1
+        text = tok.decode([t for t in ids if t not in grammar.constraint.end_tokens], skip_special_tokens=False)
+        request = ChatCompletionRequest(
+            model="m", messages=[{"role": "user", "content": "x"}], tools=subset, tool_choice="required"
+        )
+        parser = parser_cls(tok, tools=request.tools)
+        calls, _content = parser._extract_tool_calls(text, request, enable_auto_tools=True)
+        if not calls:
+            failures.append(f"gen {n}: no tool call parsed from {text[:300]!r}")
+        for call in calls:
+            try:
+                jsonschema.validate(json.loads(call.arguments), schemas[call.name])
+            except Exception as e:  # noqa: BLE001  (collect every failure, report them together)
+                failures.append(f"gen {n}: {call.name} arguments invalid: {type(e).__name__}: {str(e)[:200]}")
+    print(f"{model}: {done} parsed generations, {too_long} over {MAX_TOKENS} tokens")
+    assert not failures, "\n".join(failures[:20])
+    assert done >= generations, f"only {done} generations finished within {MAX_TOKENS} tokens"
