@@ -35,7 +35,8 @@
 //! that trie node, built from the same parts and kept per (node,
 //! configuration), so a `": "` or `", "` inside tokens is walked once.
 
-use std::sync::{Arc, RwLock};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, OnceLock, RwLock};
 
 use rustc_hash::FxHashMap;
 
@@ -59,6 +60,17 @@ pub struct ConfigInterior {
     /// `(trie node, configuration there)`: a lexeme may end there and tokens
     /// continue below. Sorted by configuration.
     exits: Vec<(u32, LexConfigId)>,
+    /// Per configuration of `exits`, in their order: the tokens below its
+    /// small exits as one trie of their bytes past the exit (built at first
+    /// use). The heads at the exits of one configuration are the same, so
+    /// what follows depends on those bytes alone: a string's interior has
+    /// thousands of exits (`abc",`, `xyz"}`), whose few distinct tails
+    /// (`,`, `}`) are then walked once, not once per exit.
+    small_exits: OnceLock<Vec<Trie>>,
+    /// Masks that went through the exits: the tries are built at the second
+    /// (a counted string's configuration is visited once, and building them
+    /// then cost more than walking each exit).
+    exit_visits: AtomicU32,
 }
 
 /// The walk below one first byte: the trie's first-level subtree at `root`
@@ -150,6 +162,35 @@ struct Parts {
 const MAX_PARTS: usize = 1 << 16;
 
 impl ConfigInterior {
+    fn new(groups: Vec<(LexConfigId, Arc<TokenSet>)>, exits: Vec<(u32, LexConfigId)>) -> ConfigInterior {
+        ConfigInterior { groups, exits, small_exits: OnceLock::new(), exit_visits: AtomicU32::new(0) }
+    }
+
+    /// See [`ConfigInterior::small_exits`]; one trie per configuration of
+    /// `exits` (an empty one where all its exits are large), from the second
+    /// visit on.
+    fn small_exit_tries(&self, trie: &Trie, vocab: &Vocab) -> Option<&[Trie]> {
+        if self.small_exits.get().is_none() && self.exit_visits.fetch_add(1, Ordering::Relaxed) == 0 {
+            return None;
+        }
+        let tries = self.small_exits.get_or_init(|| {
+            let mut tries = Vec::new();
+            for run in self.exits.chunk_by(|a, b| a.1 == b.1) {
+                let mut tails: Vec<(&[u8], TokenId)> = Vec::new();
+                for &(exit, _) in run.iter().filter(|&&(exit, _)| is_small(trie, exit)) {
+                    let node = trie.nodes[exit as usize];
+                    // Below the exit: past the tokens that end at it.
+                    let below = &trie.subtree_tokens(exit as usize)[trie.tokens(&node).len()..];
+                    tails.extend(below.iter().map(|&t| (&vocab.bytes(t)[node.depth as usize..], t)));
+                }
+                tails.sort_unstable();
+                tries.push(Trie::from_sorted(tails));
+            }
+            tries
+        });
+        Some(tries)
+    }
+
     /// This interior with its configurations renamed by `to` (a
     /// correspondence that covers them all, else `None`).
     fn renamed(&self, to: &FxHashMap<LexConfigId, LexConfigId>) -> Option<ConfigInterior> {
@@ -157,7 +198,7 @@ impl ConfigInterior {
         let mut exits = self.exits.iter().map(|&(n, c)| Some((n, *to.get(&c)?))).collect::<Option<Vec<_>>>()?;
         groups.sort_unstable_by_key(|g| g.0);
         exits.sort_unstable_by_key(|&(node, c)| (c, node));
-        Some(ConfigInterior { groups, exits })
+        Some(ConfigInterior::new(groups, exits))
     }
 
     /// The trie from configuration `c` by lexer steps alone, stopping at
@@ -216,7 +257,7 @@ impl ConfigInterior {
         groups.sort_unstable_by_key(|g| g.0);
         // By configuration, then in trie order (see `through_interior`).
         exits.sort_unstable_by_key(|&(node, c)| (c, node));
-        ConfigInterior { groups, exits }
+        ConfigInterior::new(groups, exits)
     }
 
     /// As [`ConfigInterior::build`] for a configuration with a plain run:
@@ -289,7 +330,7 @@ impl ConfigInterior {
         // A configuration may have a group of each kind: sorted, they are adjacent.
         groups.sort_unstable_by_key(|g| g.0);
         exits.sort_unstable_by_key(|&(node, c)| (c, node));
-        ConfigInterior { groups, exits }
+        ConfigInterior::new(groups, exits)
     }
 }
 
@@ -558,18 +599,18 @@ impl LexerShape {
             debug_assert_ne!(self.canon[c.index()], UNSEEN, "an interior's configurations are in its shape");
             LexConfigId(self.canon[c.index()])
         };
-        ConfigInterior {
-            groups: i.groups.iter().map(|(c, t)| (canon(*c), t.clone())).collect(),
-            exits: i.exits.iter().map(|&(n, c)| (n, canon(c))).collect(),
-        }
+        ConfigInterior::new(
+            i.groups.iter().map(|(c, t)| (canon(*c), t.clone())).collect(),
+            i.exits.iter().map(|&(n, c)| (n, canon(c))).collect(),
+        )
     }
 
     fn to_actual(&self, i: &ConfigInterior) -> ConfigInterior {
         let actual = |c: LexConfigId| self.configs[c.index()];
-        ConfigInterior {
-            groups: i.groups.iter().map(|(c, t)| (actual(*c), t.clone())).collect(),
-            exits: i.exits.iter().map(|&(n, c)| (n, actual(c))).collect(),
-        }
+        ConfigInterior::new(
+            i.groups.iter().map(|(c, t)| (actual(*c), t.clone())).collect(),
+            i.exits.iter().map(|&(n, c)| (n, actual(c))).collect(),
+        )
     }
 }
 
@@ -775,9 +816,14 @@ fn through_interior(
         }
     }
     // Exits are sorted by configuration: the heads at the exits of one
-    // configuration are the same, so their emissions are expanded once.
+    // configuration are the same, so their emissions are expanded once, and
+    // the tails below its small exits are walked once, as one trie.
+    let small_exits = if interior.exits.is_empty() { None } else { interior.small_exit_tries(trie, vocab) };
     let mut k = 0;
+    let mut run = 0;
     while k < interior.exits.len() {
+        let tails = small_exits.map(|tries| &tries[run]);
+        run += 1;
         let c = interior.exits[k].1;
         let end = k + interior.exits[k..].iter().take_while(|e| e.1 == c).count();
         let before = gss.checkpoint();
@@ -789,14 +835,11 @@ fn through_interior(
         // takes its interior below that node, as the root's heads do.
         expanded.sort_unstable_by_key(|h| (h.config, h.node));
         let expanded_at = gss.checkpoint();
-        for &(exit, _) in &interior.exits[k..end] {
+        for &(exit, _) in interior.exits[k..end].iter().filter(|&&(exit, _)| tails.is_none() || !is_small(trie, exit)) {
             let node = trie.nodes[exit as usize];
             let d = node.depth as usize;
             let mut plain = Vec::new();
-            // A small subtree is walked as cheaply as its interior is built,
-            // and deep exits rarely recur (a counted chunk's end moves with
-            // every character): only large ones are worth an interior.
-            let small = node.subtree_end - exit < BELOW_MIN_NODES;
+            let small = is_small(trie, exit);
             if small {
                 plain.extend_from_slice(&expanded);
             }
@@ -830,9 +873,26 @@ fn through_interior(
                 walk(parser, gss, trie, d, exit as usize + 1..node.subtree_end as usize, real_len, scratch, out);
             }
         }
+        if let Some(tails) = tails.filter(|t| t.nodes.len() > 1) {
+            let mut heads = expanded;
+            heads.sort_unstable();
+            scratch.heads[0].clone_from(&heads);
+            scratch.expanded[0] = heads;
+            scratch.expanded_valid[0] = true;
+            scratch.after_expand[0] = Some(expanded_at);
+            walk(parser, gss, tails, 0, 1..tails.nodes.len(), real_len, scratch, out);
+        }
         scratch.live_memo.truncate(gss, before);
         k = end;
     }
+    debug_assert!(small_exits.is_none_or(|tries| tries.len() == run), "one trie per configuration of the exits");
+}
+
+/// A small subtree is walked as cheaply as its interior is built, and deep
+/// exits rarely recur (a counted chunk's end moves with every character):
+/// only large ones are worth an interior.
+fn is_small(trie: &Trie, exit: u32) -> bool {
+    trie.nodes[exit as usize].subtree_end - exit < BELOW_MIN_NODES
 }
 
 /// The preorder walk over trie nodes `range`, all below one node of depth
@@ -949,7 +1009,13 @@ impl LiveMemo {
 
 impl crate::memory::HeapBytes for ConfigInterior {
     fn heap_bytes(&self) -> usize {
-        self.groups.heap_bytes() + self.exits.heap_bytes()
+        let tails = self.small_exits.get().map_or(0, |tries| {
+            tries
+                .iter()
+                .map(|t| t.nodes.capacity() * size_of::<crate::vocab::trie::TrieNode>() + t.token_ids.heap_bytes())
+                .sum()
+        });
+        self.groups.heap_bytes() + self.exits.heap_bytes() + tails
     }
 }
 

@@ -29,14 +29,18 @@ impl Trie {
         let mut ids: Vec<TokenId> =
             (0..vocab.len()).map(TokenId::from_usize).filter(|&t| vocab.kind(t) == TokenKind::Bytes).collect();
         ids.sort_by(|&a, &b| vocab.bytes(a).cmp(vocab.bytes(b)).then(a.cmp(&b)));
+        Trie::from_sorted(ids.iter().map(|&id| (vocab.bytes(id), id)))
+    }
+
+    /// The trie of `(bytes, token)` pairs sorted by bytes, then token.
+    pub fn from_sorted<'a>(pairs: impl IntoIterator<Item = (&'a [u8], TokenId)>) -> Trie {
         let mut nodes = vec![TrieNode::default()];
-        let mut token_ids = Vec::with_capacity(ids.len());
+        let mut token_ids = Vec::new();
         // open[d] = index of the open node at depth d (open[0] = root).
         let mut open: Vec<usize> = vec![0];
         let mut prev: &[u8] = &[];
         let mut max_depth = 0;
-        for &id in &ids {
-            let bytes = vocab.bytes(id);
+        for (bytes, id) in pairs {
             let lcp = prev.iter().zip(bytes).take_while(|(a, b)| a == b).count();
             while open.len() > lcp + 1 {
                 let n = open.pop().expect("non-empty");
