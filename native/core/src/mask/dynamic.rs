@@ -95,7 +95,7 @@ impl Part {
             groups.entry(c1).or_default().extend(tokens.iter().map(|t| t.0));
         }
         if lexer.configs.emits(c1).is_empty() {
-            walk_below(lexer, trie, root, c1, &mut groups, &mut exits, |_| false, |_| true);
+            walk_below(lexer, trie, root, c1, &mut groups, &mut exits, |_| None, |_| true);
         } else if node.subtree_end as usize > root + 1 {
             exits.push((root as u32, c1));
         }
@@ -107,7 +107,8 @@ impl Part {
 /// there, in preorder: each token at a visited node that `keep` takes goes to
 /// the group of the configuration after it, and a node after which a lexeme
 /// may end is an exit (when tokens continue below it), not entered. `skip`
-/// leaves a node's subtree out; it sees every node before its lexer step.
+/// leaves nodes out: it sees every node before its lexer step, and may name
+/// where the walk goes on (past the node's subtree, or past siblings too).
 #[allow(clippy::too_many_arguments)]
 fn walk_below(
     lexer: &Lexer,
@@ -116,7 +117,7 @@ fn walk_below(
     at_root: LexConfigId,
     groups: &mut FxHashMap<LexConfigId, Vec<u32>>,
     exits: &mut Vec<(u32, LexConfigId)>,
-    mut skip: impl FnMut(usize) -> bool,
+    mut skip: impl FnMut(usize) -> Option<usize>,
     keep: impl Fn(TokenId) -> bool,
 ) {
     let configs = &lexer.configs;
@@ -128,8 +129,8 @@ fn walk_below(
     while i < end {
         let node = nodes[i];
         let d = node.depth as usize;
-        if skip(i) {
-            i = node.subtree_end as usize;
+        if let Some(next) = skip(i) {
+            i = next;
             continue;
         }
         let Some(next) = configs.next(&lexer.dfa, stack[d - 1], node.byte) else {
@@ -275,24 +276,28 @@ impl ConfigInterior {
         // those that live, and none of them is the sets' to place (when the
         // run places none, outside strings, there is nothing to take out).
         let mut exceptional = Vec::new();
-        let mut first = if run.chain.iter().any(Option::is_some) { 1 } else { nodes.len() };
-        while first < nodes.len() {
-            if !run.regular[nodes[first].byte as usize] {
-                let plain_ones = trie.subtree_tokens(first).iter().filter(|t| plain.is_plain_within(t.0, within));
-                exceptional.extend(plain_ones.map(|t| t.0));
+        if run.chain.iter().any(Option::is_some) {
+            for byte in (0..=255u8).filter(|&b| !run.regular[b as usize]) {
+                exceptional.extend_from_slice(plain.under_first_byte_within(byte, within));
             }
-            first = nodes[first].subtree_end as usize;
         }
         // Whether the subtree being walked has a regular first byte.
         let regular = std::cell::Cell::new(false);
         let skip = |i: usize| {
-            if nodes[i].depth == 1 {
+            let depth = nodes[i].depth;
+            if depth == 1 {
                 regular.set(run.regular[nodes[i].byte as usize]);
             }
             // Only plain tokens within the run below: it places them, and
             // none passes an exit (exits lie below prefixes that are not
-            // plain text within the run, whose tokens are walked).
-            regular.get() && plain.plain_within(i, within)
+            // plain text within the run, whose tokens are walked). Below the
+            // first byte, siblings share its regularity: a run of them goes.
+            let alone = || plain.plain_within(i, within).then_some(nodes[i].subtree_end as usize);
+            match (regular.get(), depth) {
+                (false, _) => None,
+                (true, 1) => alone(),
+                (true, _) => plain.plain_siblings_within(i, within).or_else(alone),
+            }
         };
         let keep = |t: TokenId| !regular.get() || !plain.is_plain_within(t.0, within);
         walk_below(lexer, trie, 0, c, &mut merged, &mut exits, skip, keep);
@@ -351,20 +356,15 @@ fn without(set: &TokenSet, removed: &crate::sets::BitSet) -> TokenSet {
 /// walked in less time than a lexer shape takes, let alone a walk of the
 /// whole vocabulary.
 fn places_most(run: &PlainRun, vocab: &Vocab) -> bool {
-    let (trie, plain) = (vocab.trie(), vocab.plain_text());
+    let plain = vocab.plain_text();
     let Some(mut spare) = plain.count_within(run.chain.len()).checked_sub(plain.all().len() * 9 / 10) else {
         return false;
     };
-    let mut i = 1;
-    while i < trie.nodes.len() {
-        if !run.regular[trie.nodes[i].byte as usize] {
-            let walked = trie.subtree_tokens(i).iter().filter(|t| plain.is_plain_within(t.0, run.chain.len()));
-            match spare.checked_sub(walked.count()) {
-                Some(left) => spare = left,
-                None => return false,
-            }
+    for byte in (0..=255u8).filter(|&b| !run.regular[b as usize]) {
+        match spare.checked_sub(plain.under_first_byte_within(byte, run.chain.len()).len()) {
+            Some(left) => spare = left,
+            None => return false,
         }
-        i = trie.nodes[i].subtree_end as usize;
     }
     true
 }

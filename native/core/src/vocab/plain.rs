@@ -21,6 +21,14 @@ pub struct PlainText {
     /// Per trie node: the longest plain token at or below it, in characters
     /// (0: none), and whether some token there is not plain.
     below: Vec<(u8, bool)>,
+    /// Per trie node with only plain tokens below: where the run of such
+    /// siblings that it starts ends (the next sibling with another token
+    /// below, or the parent's subtree end), and the longest plain token in
+    /// the run. A walk that skips plain subtrees skips the run in one step
+    /// instead of touching each sibling (a cache miss each in a 300k-node trie).
+    runs: Vec<(u32, u8)>,
+    /// Per first byte: the plain tokens below it, by length in characters.
+    by_first_byte: Vec<Vec<u32>>,
     /// `(length in characters, the plain tokens of that length)`, ascending,
     /// only lengths some token has.
     by_length: Vec<(usize, Arc<TokenSet>)>,
@@ -58,6 +66,35 @@ impl PlainText {
             }
             below[i] = here;
         }
+        let mut runs = vec![(0u32, 0u8); trie.nodes.len()];
+        let mut children = Vec::new();
+        for (p, node) in trie.nodes.iter().enumerate() {
+            children.clear();
+            let mut child = p + 1;
+            while child < node.subtree_end as usize {
+                children.push(child);
+                child = trie.nodes[child].subtree_end as usize;
+            }
+            let (mut end, mut longest) = (node.subtree_end, 0u8);
+            for &c in children.iter().rev() {
+                if below[c].1 {
+                    (end, longest) = (c as u32, 0);
+                } else {
+                    longest = longest.max(below[c].0);
+                    runs[c] = (end, longest);
+                }
+            }
+        }
+        let mut by_first_byte = vec![Vec::new(); 256];
+        let mut first = 1;
+        while first < trie.nodes.len() {
+            let node = &trie.nodes[first];
+            let mut ids: Vec<u32> =
+                trie.subtree_tokens(first).iter().filter(|t| chars[t.index()] > 0).map(|t| t.0).collect();
+            ids.sort_by_key(|&t| chars[t as usize]);
+            by_first_byte[node.byte as usize] = ids;
+            first = node.subtree_end as usize;
+        }
         let mut all = BitSet::new(vocab_len);
         let by_length = lists
             .into_iter()
@@ -69,7 +106,7 @@ impl PlainText {
                 (n, Arc::new(set))
             })
             .collect();
-        PlainText { chars, below, by_length, all: Arc::new(TokenSet::Bits(all)) }
+        PlainText { chars, below, runs, by_first_byte, by_length, all: Arc::new(TokenSet::Bits(all)) }
     }
 
     /// Is token `t` plain text of at most `n` characters?
@@ -83,6 +120,21 @@ impl PlainText {
     pub fn plain_within(&self, node: usize, n: usize) -> bool {
         let (longest, other) = self.below[node];
         !other && longest as usize <= n
+    }
+
+    /// Where the run of siblings with only plain tokens of at most `n`
+    /// characters below, from trie node `node` on, ends; `None` if `node`
+    /// has another token below or a longer one is in the run.
+    #[inline]
+    pub fn plain_siblings_within(&self, node: usize, n: usize) -> Option<usize> {
+        let (end, longest) = self.runs[node];
+        (!self.below[node].1 && longest as usize <= n).then_some(end as usize)
+    }
+
+    /// The plain tokens of at most `n` characters whose first byte is `byte`.
+    pub fn under_first_byte_within(&self, byte: u8, n: usize) -> &[u32] {
+        let ids = &self.by_first_byte[byte as usize];
+        &ids[..ids.partition_point(|&t| self.chars[t as usize] as usize <= n)]
     }
 
     /// How many plain tokens have at most `n` characters.
