@@ -51,30 +51,25 @@ impl PlainText {
             }
         }
         // Nodes in preorder: a node's subtree follows it, so a reverse pass
-        // sees every descendant before the node.
+        // sees every descendant before the node. Its children, last first,
+        // then give the runs of plain-only siblings.
         let mut below = vec![(0u8, false); trie.nodes.len()];
+        let mut runs = vec![(0u32, 0u8); trie.nodes.len()];
+        let mut children = Vec::new();
         for i in (0..trie.nodes.len()).rev() {
             let node = &trie.nodes[i];
             let mut here = (0, false);
             for t in trie.tokens(node) {
                 here = (here.0.max(chars[t.index()]), here.1 || chars[t.index()] == 0);
             }
+            children.clear();
             let mut child = i + 1;
             while child < node.subtree_end as usize {
                 here = (here.0.max(below[child].0), here.1 || below[child].1);
-                child = trie.nodes[child].subtree_end as usize;
-            }
-            below[i] = here;
-        }
-        let mut runs = vec![(0u32, 0u8); trie.nodes.len()];
-        let mut children = Vec::new();
-        for (p, node) in trie.nodes.iter().enumerate() {
-            children.clear();
-            let mut child = p + 1;
-            while child < node.subtree_end as usize {
                 children.push(child);
                 child = trie.nodes[child].subtree_end as usize;
             }
+            below[i] = here;
             let (mut end, mut longest) = (node.subtree_end, 0u8);
             for &c in children.iter().rev() {
                 if below[c].1 {
@@ -85,15 +80,17 @@ impl PlainText {
                 }
             }
         }
+        // The tokens below a first byte are one slice of the trie's: bucketed by length.
         let mut by_first_byte = vec![Vec::new(); 256];
+        let mut buckets: Vec<Vec<u32>> = vec![Vec::new(); 256];
         let mut first = 1;
         while first < trie.nodes.len() {
-            let node = &trie.nodes[first];
-            let mut ids: Vec<u32> =
-                trie.subtree_tokens(first).iter().filter(|t| chars[t.index()] > 0).map(|t| t.0).collect();
-            ids.sort_by_key(|&t| chars[t as usize]);
-            by_first_byte[node.byte as usize] = ids;
-            first = node.subtree_end as usize;
+            buckets.iter_mut().for_each(Vec::clear);
+            for t in trie.subtree_tokens(first) {
+                buckets[chars[t.index()] as usize].push(t.0);
+            }
+            by_first_byte[trie.nodes[first].byte as usize] = buckets[1..].concat();
+            first = trie.nodes[first].subtree_end as usize;
         }
         let mut all = BitSet::new(vocab_len);
         let by_length = lists
