@@ -4,7 +4,9 @@
 //! node means the same set of stacks forever. Rollback truncates the arena
 //! to a checkpoint; the mask engine appends scratch nodes for hypothetical
 //! tokens and truncates them the same way. Each node carries its liveness
-//! summary (see `liveness`), stored as bits in `pool`.
+//! summary (see `liveness`), stored as bits in `pool`: whole for the nodes
+//! of commits, bit by bit as asked for a mask's scratch nodes (a cache of a
+//! function of the node, so the node still means the same stacks).
 
 use smallvec::{smallvec, SmallVec};
 
@@ -25,7 +27,15 @@ pub struct Gss {
     /// Reductions done and GSS edges they read so far (never reset): what a
     /// commit costs on an ambiguous grammar, where it grows with the input.
     pub work: u64,
+    /// New nodes get their summaries bit by bit, when asked ([`LAZY_SUMMARY`]):
+    /// set while a Dynamic mask makes scratch nodes, which are asked a few
+    /// bits each and then dropped.
+    pub lazy: bool,
 }
+
+/// A node's `summary` with this bit set is lazy: at the offset, a word per
+/// 32 bits says which bits are known, then as many words hold them.
+pub const LAZY_SUMMARY: u32 = 1 << 31;
 
 /// An arena length to truncate back to.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -45,7 +55,12 @@ impl Checkpoint {
 
 impl Gss {
     pub fn new(start: LrStateId) -> Gss {
-        Gss { nodes: vec![GssNode { state: start, parents: smallvec![], summary: 0 }], pool: Vec::new(), work: 0 }
+        Gss {
+            nodes: vec![GssNode { state: start, parents: smallvec![], summary: 0 }],
+            pool: Vec::new(),
+            work: 0,
+            lazy: false,
+        }
     }
 
     #[inline]

@@ -14,6 +14,7 @@ use smallvec::SmallVec;
 
 use crate::compile::CompiledGrammar;
 use crate::ids::{LexConfigId, NodeId, TerminalId};
+use gss::LAZY_SUMMARY;
 pub use gss::{Checkpoint, Gss, ROOT};
 
 /// One parse: the stacks through `node` with lexer configuration `config`.
@@ -128,7 +129,12 @@ impl<'a> Parser<'a> {
             }
         }
         for (i, _) in reached.iter().enumerate().filter(|(_, &r)| r) {
-            self.compute_summary(gss, NodeId::from_usize(first_new + i));
+            let n = NodeId::from_usize(first_new + i);
+            if gss.lazy {
+                self.lazy_summary(gss, n);
+            } else {
+                self.compute_summary(gss, n);
+            }
         }
         shifted
     }
@@ -193,19 +199,88 @@ impl<'a> Parser<'a> {
         gss.nodes[m.index()].summary = offset as u32;
     }
 
+    /// Room for node `m`'s summary, every bit unknown (see [`Gss::lazy`]).
+    fn lazy_summary(&self, gss: &mut Gss, m: NodeId) {
+        let bits = self.g.lr.state(gss.state(m)).gotos.len() * self.g.liveness.num_lex;
+        let offset = gss.pool.len();
+        gss.pool.resize(offset + 2 * bits.div_ceil(32), 0);
+        gss.nodes[m.index()].summary = offset as u32 | LAZY_SUMMARY;
+    }
+
+    /// Bit `(nt, lex)` of node `n`'s summary (see [`Parser::compute_summary`]).
+    /// A lazy summary's bits are not read here (only scratch nodes of a
+    /// Dynamic mask have them, and it asks [`Parser::summary_bit_mut`]):
+    /// computed, not remembered.
     #[inline]
     pub fn summary_bit(&self, gss: &Gss, n: NodeId, nt: crate::ids::NonterminalId, lex: usize) -> bool {
         let node = gss.node(n);
         let Some(a) = self.g.lr.goto_index(node.state, nt) else { return false };
+        let lazy = node.summary != u32::MAX && node.summary & LAZY_SUMMARY != 0;
+        debug_assert!(!lazy, "a lazy summary is read through summary_bit_mut");
+        if lazy {
+            let mut gss = gss.clone();
+            return self.summary_bit_mut(&mut gss, n, nt, lex);
+        }
         let bit = a * self.g.liveness.num_lex + lex;
         // Compiled tables only read summaries that exist; a hostile artifact's
         // may point anywhere (the bounds check is there anyway: no panic).
         gss.pool.get(node.summary as usize + bit / 32).is_some_and(|w| w & (1 << (bit % 32)) != 0)
     }
 
+    /// [`Parser::summary_bit`], a lazy summary's bit computed once (and
+    /// its ancestors' bits it needs).
+    pub fn summary_bit_mut(&self, gss: &mut Gss, n: NodeId, nt: crate::ids::NonterminalId, lex: usize) -> bool {
+        let node = gss.node(n);
+        let summary = node.summary;
+        if summary == u32::MAX || summary & LAZY_SUMMARY == 0 {
+            return self.summary_bit(gss, n, nt, lex);
+        }
+        let Some(a) = self.g.lr.goto_index(node.state, nt) else { return false };
+        let num_lex = self.g.liveness.num_lex;
+        let bit = a * num_lex + lex;
+        let offset = (summary & !LAZY_SUMMARY) as usize;
+        let words = (self.g.lr.state(node.state).gotos.len() * num_lex).div_ceil(32);
+        let (word, mask) = (bit / 32, 1u32 << (bit % 32));
+        if gss.pool[offset + word] & mask != 0 {
+            return gss.pool[offset + words + word] & mask != 0;
+        }
+        let value = self.entry_live(gss, n, a, lex);
+        gss.pool[offset + word] |= mask;
+        if value {
+            gss.pool[offset + words + word] |= mask;
+        }
+        value
+    }
+
+    /// One bit of node `m`'s summary: pushing goto `a` on `m` in lexical
+    /// state `z` can reach acceptance (what [`Parser::compute_summary`]
+    /// computes for every `(a, z)`).
+    fn entry_live(&self, gss: &mut Gss, m: NodeId, a: usize, z: usize) -> bool {
+        let live = self.g.liveness.state(&self.g.normal, &self.g.lr, gss.state(m));
+        let entry = live.enter(a, z);
+        if entry.accept {
+            return true;
+        }
+        let mut ancestors = Vec::new();
+        let mut last_d = usize::MAX;
+        for exit in live.exits(entry) {
+            let d = exit.dist as usize;
+            if d != last_d {
+                gss.at_distance(m, None, d, &mut ancestors);
+                last_d = d;
+            }
+            for &anc in &ancestors {
+                if self.summary_bit_mut(gss, anc, exit.nt, exit.lex as usize) {
+                    return true;
+                }
+            }
+        }
+        false
+    }
+
     /// Can the stacks through `n`, at lexical state `lex` (a boundary or END),
     /// reach acceptance?
-    pub fn live_boundary(&self, gss: &Gss, n: NodeId, lex: usize) -> bool {
+    pub fn live_boundary(&self, gss: &mut Gss, n: NodeId, lex: usize) -> bool {
         let live = self.g.liveness.state(&self.g.normal, &self.g.lr, gss.state(n));
         let entry = live.live_b(lex);
         if entry.accept {
@@ -219,7 +294,7 @@ impl<'a> Parser<'a> {
                 gss.at_distance(n, None, d, &mut nodes);
                 last_d = d;
             }
-            if nodes.iter().any(|&anc| self.summary_bit(gss, anc, exit.nt, exit.lex as usize)) {
+            if nodes.iter().any(|&anc| self.summary_bit_mut(gss, anc, exit.nt, exit.lex as usize)) {
                 return true;
             }
         }

@@ -700,6 +700,8 @@ pub fn dynamic_mask(
     }
     scratch.live_memo.clear();
     let real_len = gss.len();
+    // Scratch nodes are asked a few bits of their summaries each.
+    gss.lazy = true;
     let mut plain = std::mem::take(&mut scratch.plain);
     plain.clear();
     // Heads of one configuration share its interior.
@@ -748,6 +750,7 @@ pub fn dynamic_mask(
         walk(parser, gss, trie, 0, 1..trie.nodes.len(), real_len, scratch, out);
     }
     scratch.live_memo.truncate(gss, before);
+    gss.lazy = false;
     scratch.plain = plain;
     scratch.by_config = round;
 }
