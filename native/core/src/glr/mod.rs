@@ -14,6 +14,7 @@ use smallvec::SmallVec;
 
 use crate::compile::CompiledGrammar;
 use crate::ids::{LexConfigId, NodeId, TerminalId};
+use crate::liveness::{Entry, StateEntries};
 use gss::LAZY_SUMMARY;
 pub use gss::{Checkpoint, Gss, ROOT};
 
@@ -257,7 +258,12 @@ impl<'a> Parser<'a> {
     /// computes for every `(a, z)`).
     fn entry_live(&self, gss: &mut Gss, m: NodeId, a: usize, z: usize) -> bool {
         let live = self.g.liveness.state(&self.g.normal, &self.g.lr, gss.state(m));
-        let entry = live.enter(a, z);
+        self.reaches(gss, m, live, live.enter(a, z))
+    }
+
+    /// Does liveness entry `entry` of node `m`'s state accept, or one of its
+    /// exits through the ancestors at the exit's distance?
+    fn reaches(&self, gss: &mut Gss, m: NodeId, live: &StateEntries, entry: Entry) -> bool {
         if entry.accept {
             return true;
         }
@@ -269,10 +275,8 @@ impl<'a> Parser<'a> {
                 gss.at_distance(m, None, d, &mut ancestors);
                 last_d = d;
             }
-            for &anc in &ancestors {
-                if self.summary_bit_mut(gss, anc, exit.nt, exit.lex as usize) {
-                    return true;
-                }
+            if ancestors.iter().any(|&anc| self.summary_bit_mut(gss, anc, exit.nt, exit.lex as usize)) {
+                return true;
             }
         }
         false
@@ -282,23 +286,7 @@ impl<'a> Parser<'a> {
     /// reach acceptance?
     pub fn live_boundary(&self, gss: &mut Gss, n: NodeId, lex: usize) -> bool {
         let live = self.g.liveness.state(&self.g.normal, &self.g.lr, gss.state(n));
-        let entry = live.live_b(lex);
-        if entry.accept {
-            return true;
-        }
-        let mut nodes = Vec::new();
-        let mut last_d = usize::MAX;
-        for exit in live.exits(entry) {
-            let d = exit.dist as usize;
-            if d != last_d {
-                gss.at_distance(n, None, d, &mut nodes);
-                last_d = d;
-            }
-            if nodes.iter().any(|&anc| self.summary_bit_mut(gss, anc, exit.nt, exit.lex as usize)) {
-                return true;
-            }
-        }
-        false
+        self.reaches(gss, n, live, live.live_b(lex))
     }
 
     /// Is the head live: can some continuation of its bytes be accepted?
