@@ -731,6 +731,45 @@ def _separated(items: list[tuple[glrmask.Grammar, bool]], ws: Callable[[], glrma
     return glrmask.Grammar.sequence([ws(), joined, ws()])
 
 
+class _NestedSchema:
+    """What the nesting styles (minimax_m3_xml, cohere_xml) read alike in a schema: its local definitions, `$ref`s
+    to them (followed, never recursively), `anyOf`/`oneOf` and type lists (an alternative each), and the string
+    keywords a raw value does not enforce."""
+
+    def __init__(self, schema: Any, path: str, approximations: list[str], error: Callable[[str, str], Exception]):
+        self.path, self.approximations, self.error = path, approximations, error
+        self.defs = {}
+        if isinstance(schema, dict):
+            self.defs = {f"#/{k}/{n}": d for k in ("$defs", "definitions") for n, d in (schema.get(k) or {}).items()}
+
+    def split(self, sub: dict, at: str, seen: tuple[str, ...], recurse: Callable) -> glrmask.Grammar | None:
+        """`recurse(schema, at, seen)` over a `$ref`'s definition or each alternative; None for a schema of one case
+        (a `const`/`enum` is one, even beside alternatives)."""
+        ref = sub.get("$ref")
+        if ref is not None:
+            if ref not in self.defs or ref in seen:
+                raise self.error(at, f"$ref {ref!r} is not a local, non-recursive definition")
+            return recurse(self.defs[ref], at, (*seen, ref))
+        if "const" in sub or "enum" in sub:
+            return None
+        for key in ("anyOf", "oneOf"):
+            if isinstance(sub.get(key), list):
+                return glrmask.Grammar.alternatives(
+                    [recurse(b, f"{at}/{key}/{i}", seen) for i, b in enumerate(sub[key])]
+                )
+        if isinstance(sub.get("type"), list):
+            return glrmask.Grammar.alternatives([recurse({**sub, "type": k}, at, seen) for k in sub["type"]])
+        return None
+
+    def raw_string(self, sub: dict, at: str) -> None:
+        """Note the keywords of a string schema that its raw value does not enforce."""
+        extra = sorted(sub.keys() & {"pattern", "format", "minLength", "maxLength"})
+        if extra:
+            self.approximations.append(
+                f"structural_tag{self.path}.json_schema {at or '#'}: {', '.join(extra)} not enforced"
+            )
+
+
 _M3 = "]<]minimax[>["
 
 
@@ -747,9 +786,6 @@ def minimax_m3_arguments_grammar(
     if approximations is None:
         approximations = []
     ws = lambda: glrmask.Grammar.from_regex(_XML_WS)  # noqa: E731
-    defs = {}
-    if isinstance(schema, dict):
-        defs = {f"#/{k}/{n}": d for k in ("$defs", "definitions") for n, d in (schema.get(k) or {}).items()}
     empty = glrmask.Grammar.literal("")
 
     def element(name: str, sub: Any, at: str, seen: tuple[str, ...]) -> glrmask.Grammar:
@@ -767,27 +803,20 @@ def minimax_m3_arguments_grammar(
     def fail(at: str, msg: str) -> StructuralTagError:
         return _err(f"{path}.json_schema", f"{at or '#'}: {msg} (minimax_m3_xml)")
 
+    nested = _NestedSchema(schema, path, approximations, fail)
+
     def value(sub: Any, at: str, seen: tuple[str, ...]) -> glrmask.Grammar:
         if not isinstance(sub, dict):
             raise fail(at, "a boolean schema is unconstrained")
-        ref = sub.get("$ref")
-        if ref is not None:
-            if ref not in defs or ref in seen:
-                raise fail(at, f"$ref {ref!r} is not a local, non-recursive definition")
-            return value(defs[ref], at, (*seen, ref))
+        split = nested.split(sub, at, seen, value)
+        if split is not None:
+            return split
         if "const" in sub or "enum" in sub:
             values = [sub["const"]] if "const" in sub else sub["enum"]
             return glrmask.Grammar.from_choice([v if isinstance(v, str) else json.dumps(v) for v in values])
-        for key in ("anyOf", "oneOf"):
-            if isinstance(sub.get(key), list):
-                return glrmask.Grammar.alternatives([value(b, f"{at}/{key}/{i}", seen) for i, b in enumerate(sub[key])])
         kind = sub.get("type", "object" if "properties" in sub else None)
-        if isinstance(kind, list):
-            return glrmask.Grammar.alternatives([value({**sub, "type": k}, at, seen) for k in kind])
         if kind == "string":
-            extra = sorted(sub.keys() & {"pattern", "format", "minLength", "maxLength"})
-            if extra:
-                approximations.append(f"structural_tag{path}.json_schema {at or '#'}: {', '.join(extra)} not enforced")
+            nested.raw_string(sub, at)
             return _raw_before(_M3)
         if kind == "object":
             if any(sub.get(k) not in (None, False) for k in ("additionalProperties", "patternProperties")):
@@ -859,9 +888,9 @@ def cohere_arguments_grammar(
         approximations = []
     ws = lambda: glrmask.Grammar.from_regex(_XML_WS)  # noqa: E731
     lit = glrmask.Grammar.literal
-    defs = {}
-    if isinstance(schema, dict):
-        defs = {f"#/{k}/{n}": d for k in ("$defs", "definitions") for n, d in (schema.get(k) or {}).items()}
+    nested = _NestedSchema(
+        schema, path, approximations, lambda at, msg: _err(f"{path}.json_schema", f"{at or '#'}: {msg}")
+    )
 
     def typed(kind: str, body: glrmask.Grammar, spaced: bool = True) -> glrmask.Grammar:
         inner = [ws(), body, ws()] if spaced else [body]
@@ -898,26 +927,17 @@ def cohere_arguments_grammar(
         """What follows an element's name: its type attribute, the value, the closing tag."""
         if not isinstance(sub, dict):
             return _cohere_free("tail")
-        ref = sub.get("$ref")
-        if ref is not None:
-            if ref not in defs or ref in seen:
-                raise _err(f"{path}.json_schema", f"{at or '#'}: $ref {ref!r} is not a local, non-recursive definition")
-            return tails(defs[ref], at, (*seen, ref))
+        split = nested.split(sub, at, seen, tails)
+        if split is not None:
+            return split
         if "const" in sub or "enum" in sub:
             values = [sub["const"]] if "const" in sub else sub["enum"]
             return glrmask.Grammar.alternatives(
                 [typed("raw", lit(v)) if isinstance(v, str) else typed("json", lit(json.dumps(v))) for v in values]
             )
-        for key in ("anyOf", "oneOf"):
-            if isinstance(sub.get(key), list):
-                return glrmask.Grammar.alternatives([tails(b, f"{at}/{key}/{i}", seen) for i, b in enumerate(sub[key])])
         kind = sub.get("type", "object" if "properties" in sub else None)
-        if isinstance(kind, list):
-            return glrmask.Grammar.alternatives([tails({**sub, "type": k}, at, seen) for k in kind])
         if kind == "string":
-            extra = sorted(sub.keys() & {"pattern", "format", "minLength", "maxLength"})
-            if extra:
-                approximations.append(f"structural_tag{path}.json_schema {at or '#'}: {', '.join(extra)} not enforced")
+            nested.raw_string(sub, at)
             return typed("raw", glrmask.Grammar.any_text(exclude=[_COHERE_CLOSE]), False)
         if kind in ("number", "integer", "boolean", "null"):
             return typed("json", scalar(sub, at))
