@@ -224,7 +224,7 @@ impl<'a> Ctx<'a> {
             return Ok(n);
         }
         let language = unbounded.content_language()?;
-        let n = match TermDfa::from_pattern(&language, 200_000) {
+        let n = match TermDfa::cached(&language, 200_000) {
             Ok(d) => d.num_states(),
             Err(e) if e.kind() == crate::error::ErrorKind::Limit => 200_000,
             Err(e) => return Err(e),
@@ -252,7 +252,7 @@ impl<'a> Ctx<'a> {
     ) -> Result<bool> {
         if !self.matchers.contains_key(key) {
             let dfa = match make(key)? {
-                Some(p) => Some(TermDfa::from_pattern(&p, MATCHER_MAX_STATES)?),
+                Some(p) => Some(TermDfa::cached(&p, MATCHER_MAX_STATES)?),
                 None => None,
             };
             self.matchers.insert(key.to_string(), dfa);
