@@ -218,8 +218,8 @@ pub(crate) fn unchecked_total(name: &str) -> Option<u32> {
 /// The content language of a known format, or `None` for an annotation-only
 /// one. Each is a constant, built once per process: building one (the regex
 /// of every JSON encoding of its characters) took 0.2-8 ms (`email` 8 ms,
-/// `date-time` 2.4 ms), and a schema paid it at every use of the format
-/// (four `date-time`s: ~10 ms of a 12 ms grammar construction). Only the
+/// `date-time` 2.4 ms), and a schema paid it at every use of the format (most
+/// of the grammar construction of one with four `date-time`s). Only the
 /// formats with a language are kept, so the table is as small as the list.
 pub(crate) fn format_language(name: &str, path: &str) -> Result<Option<Pattern>> {
     static BUILT: RwLock<Vec<(String, Pattern)>> = RwLock::new(Vec::new());
