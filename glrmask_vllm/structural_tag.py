@@ -23,8 +23,8 @@ exact-only tokens and added tokens (their text is kept out) can be excluded (ano
 `dispatch` is free text without its patterns and `excludes` (nor the enclosing tag's end); a pattern is followed by
 its format, then more free text (`loop`) or the end of the format; `token_dispatch` is the same with pattern tokens.
 
-Known gap shared by all free text (`any_text` in the core): it cannot end in a proper prefix of a pattern or excluded
-string right before that string or at the end of the output (xgrammar accepts `<<a>X` and `hi<a` for pattern `<a>`).
+Free text (`any_text` in the core) holds none of its patterns and excluded strings but may end in a proper prefix of
+one, right before it or at the end of the output (`<<a>X` and `hi<a` for pattern `<a>`), as in xgrammar.
 
 `json_schema` styles: `"json"`, every XML argument style of xgrammar 0.2.8: `"qwen_xml"` (Qwen3-Coder),
 `"deepseek_xml"` (DeepSeek-V3.2/V4), `"deepseek_v4_1_xml"`, `"glm_xml"` (GLM-4.7), `"minimax_xml"` (MiniMax-M2) and
@@ -708,16 +708,6 @@ def xml_arguments_grammar(
     return glrmask.Grammar.sequence(parts)
 
 
-def _raw_before(marker: str) -> glrmask.Grammar:
-    """Raw text without `marker`, right before `marker`: `any_text` cannot end in a proper prefix of what it
-    excludes, so such an end (MiniMax-M3's value `a]` before `]<]minimax[>[`) is a separate lexeme. Exact for a
-    marker without a border (no proper prefix that is also a suffix): text, prefix and marker never form an earlier
-    marker."""
-    prefixes = [marker[:i] for i in range(1, len(marker))]
-    tail = glrmask.Grammar.repeat(glrmask.Grammar.from_choice(prefixes), 0, 1)
-    return glrmask.Grammar.sequence([glrmask.Grammar.any_text(exclude=[marker]), tail])
-
-
 def _separated(items: list[tuple[glrmask.Grammar, bool]], ws: Callable[[], glrmask.Grammar]) -> glrmask.Grammar:
     """The present items in order (the `True` ones always), at least one, whitespace between them and around."""
     firsts = []
@@ -817,7 +807,7 @@ def minimax_m3_arguments_grammar(
         kind = sub.get("type", "object" if "properties" in sub else None)
         if kind == "string":
             nested.raw_string(sub, at)
-            return _raw_before(_M3)
+            return glrmask.Grammar.any_text(exclude=[_M3])
         if kind == "object":
             if any(sub.get(k) not in (None, False) for k in ("additionalProperties", "patternProperties")):
                 raise fail(at, "an object's property names must be fixed")

@@ -112,15 +112,21 @@ impl Engine {
 #[test]
 fn tool_call_language() {
     let r = Engine(constraint(tool_calls(), &vocab(&tokens()), Optimization::FastBuild));
-    for ok in ["", "hi", "hi <tc>{\"a\": \"x\"}</tc>", "<tc>{\"a\": \"<\\/tc>\"}</tc> x<tc>{\"a\": \"\"}</tc>", "a < b"]
-    {
+    for ok in [
+        "",
+        "hi",
+        "hi <tc>{\"a\": \"x\"}</tc>",
+        "<tc>{\"a\": \"<\\/tc>\"}</tc> x<tc>{\"a\": \"\"}</tc>",
+        "a < b",
+        "hi <t", // free text may end in a prefix of the trigger
+        "<<tc>{\"a\": \"\"}</tc>",
+    ] {
         assert!(r.member(ok.as_bytes()), "{ok:?} should be in the language");
     }
     for bad in [
         "<tc>{\"a\": \"</tc>\"}</tc>", // the end tag inside the argument
         "<tc>{\"a\": 1}</tc>",         // the schema still holds
         "hi <tc>",                     // a started call must finish
-        "hi <t",                       // free text may not end in a prefix of the trigger
     ] {
         assert!(!r.member(bad.as_bytes()), "{bad:?} should not be in the language");
     }

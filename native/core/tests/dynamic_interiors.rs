@@ -9,6 +9,7 @@ use std::io::Read;
 use std::sync::Arc;
 
 use glrmask_core::frontend::json_schema::{json_schema_grammar, JsonSchemaOptions, Whitespace};
+use glrmask_core::frontend::parse_lark;
 use glrmask_core::vocab::loaders::hf;
 use glrmask_core::{CompileLimits, CompiledGrammar, Compiler, CompilerConfig, Optimization};
 
@@ -90,6 +91,66 @@ fn lexemes_ending_at_the_root_and_counted_strings_agree_with_the_plain_walk() {
         }
     }
     assert!(checked > 200, "only {checked} masks checked");
+}
+
+/// Where a lexeme may end anywhere but only a few bytes can begin the next
+/// one (free text before a trigger, a run of letters before `<` or `>`), the
+/// interior has exits only before those bytes. One session, so grammars
+/// whose lexer futures differ only in what may follow a lexeme's end meet
+/// each other's interiors: every mask along walks that favour the bytes
+/// that end a run equals the plain walk's and Static's.
+#[test]
+fn runs_that_may_end_anywhere_agree_with_the_plain_walk() {
+    use glrmask_core::grammar::compose::{any_text, literal, repeat, sequence};
+    let vocab = hf::load_file(test_data::tokenizer("deepseek_v3_tokenizer.json"), &hf::HfOptions::default()).unwrap();
+    let session = Compiler::new(vocab.clone(), CompilerConfig::default());
+    let text_trigger = |exclude: &[&str], trigger: &str| {
+        let exclude: Vec<Vec<u8>> = exclude.iter().map(|e| e.as_bytes().to_vec()).collect();
+        let text = any_text(&exclude).unwrap();
+        let tail = sequence(&[&literal(trigger.as_bytes()), &literal(b"{}"), &text]).unwrap();
+        sequence(&[&text, &repeat(&tail, 0, None).unwrap()]).unwrap()
+    };
+    let grammars = [
+        // Alike but for what may follow a run: the second must not take the first's interior.
+        ("text alone", parse_lark("start: T\nT: /[^<]+/\n").unwrap(), b'<'),
+        ("text < text", parse_lark("start: T (\"<\" T)*\nT: /[^<]+/\n").unwrap(), b'<'),
+        ("letters <", parse_lark("start: W (\"<\" W)*\nW: /[a-z]+/\n").unwrap(), b'<'),
+        ("letters >", parse_lark("start: W (\">\" W)*\nW: /[a-z]+/\n").unwrap(), b'>'),
+        ("text <tool_call>", text_trigger(&["<tool_call>"], "<tool_call>"), b'<'),
+        ("text ]<]m[>[", text_trigger(&["]<]m[>["], "]<]m[>["), b']'),
+        ("text <a> </e>", text_trigger(&["<a>", "</e>"], "<a>"), b'<'),
+    ];
+    let mut checked = 0;
+    for (what, g, head) in grammars {
+        let g = Arc::new(CompiledGrammar::compile(g, &CompileLimits::default()).unwrap());
+        let dynamic =
+            session.constraint_from_tables(g.clone(), &[], Optimization::FastBuild, Default::default()).unwrap();
+        let fixed = session.constraint_from_tables(g, &[], Optimization::FastRuntime, Default::default()).unwrap();
+        for walk in 0..2u64 {
+            let mut rng = Rng(walk * 13 + head as u64);
+            let (mut s, mut r) = (dynamic.start(), fixed.start());
+            for step in 0..24 {
+                let fast = s.mask();
+                assert_eq!(fast, s.plain_dynamic_mask(), "{what} walk {walk} step {step}: interiors vs plain walk");
+                assert_eq!(fast, r.mask(), "{what} walk {walk} step {step}: dynamic vs static");
+                checked += 1;
+                let allowed: Vec<usize> = fast.iter().collect();
+                let with_head: Vec<usize> = allowed
+                    .iter()
+                    .copied()
+                    .filter(|&t| vocab.bytes(glrmask_core::ids::TokenId::from_usize(t)).contains(&head))
+                    .collect();
+                let pick = if !with_head.is_empty() && rng.below(2) == 0 { &with_head } else { &allowed };
+                if pick.is_empty() {
+                    break;
+                }
+                let t = pick[rng.below(pick.len())] as u32;
+                s.commit_token(t).unwrap();
+                r.commit_token(t).unwrap();
+            }
+        }
+    }
+    assert!(checked > 150, "only {checked} masks checked");
 }
 
 /// Deep inside long counted strings (`maxLength` 520 and 300) the Dynamic

@@ -237,10 +237,11 @@ class Grammar:
 
     @staticmethod
     def any_text(exclude: list[str | bytes] = ...) -> Grammar:
-        """Any UTF-8 text, possibly empty, containing none of ``exclude`` and not
-        ending with a proper prefix of one of them: free text up to a trigger, or
-        a tag's content up to its end string. It is one longest-match lexeme, so
-        follow it only by one of ``exclude`` or by the end of the output."""
+        """Any UTF-8 text, possibly empty, containing none of ``exclude`` (it may end
+        in a proper prefix of one): free text up to a trigger, or a tag's content up
+        to its end string. Each excluded string starts with a whole character.
+        Follow it only by one of ``exclude`` or by the end of the output (its
+        stretches between those first characters are longest-match lexemes)."""
 
     @staticmethod
     def token(tokens: ExactToken | ExactTokens) -> Grammar:

@@ -231,11 +231,12 @@ impl Grammar {
         Ok(Grammar::new(core::grammar::compose::literal(&text_bytes(text, "literal")?)))
     }
 
-    /// Any UTF-8 text (possibly empty) that contains none of `exclude` and
-    /// does not end with a proper prefix of one of them: free text up to a
-    /// trigger, or a tag's content up to its end string. Followed by
-    /// anything but one of `exclude`, it would swallow what follows (it is
-    /// one longest-match lexeme).
+    /// Any UTF-8 text (possibly empty) that contains none of `exclude` (it
+    /// may end in a proper prefix of one): free text up to a trigger, or a
+    /// tag's content up to its end string. Each excluded string must start
+    /// with a whole UTF-8 character. Followed by anything but one of
+    /// `exclude` or the end, it may swallow what follows (its stretches
+    /// between the first characters of `exclude` are longest-match lexemes).
     #[staticmethod]
     #[pyo3(signature = (exclude=Vec::new()))]
     fn any_text(py: Python<'_>, exclude: Vec<Bound<'_, PyAny>>) -> PyResult<Grammar> {

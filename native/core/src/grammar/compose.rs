@@ -28,6 +28,7 @@ use std::sync::Arc;
 
 use rustc_hash::FxHashMap;
 
+pub use super::any_text::any_text;
 use super::{quote_bytes, ExactTokens, Expr, Grammar, Pattern, Rule, Terminal};
 use crate::error::{Error, Result};
 use crate::ids::{RuleId, TerminalId};
@@ -45,40 +46,6 @@ pub fn literal(bytes: &[u8]) -> Grammar {
         Expr::Terminal(TerminalId::from_usize(0))
     };
     single_rule(source, terminals, body)
-}
-
-/// Any UTF-8 text, the empty string included, that contains none of
-/// `exclude` and does not end with a proper prefix of one of them.
-///
-/// Meant to be followed by one of `exclude` or by the end of the output
-/// (free text up to a trigger, a tag's content up to its end string). The
-/// text is one lexeme, so by longest match it would swallow a following
-/// `exclude` string if it could end inside one; excluding those endings is
-/// what makes `text` + `trigger` exact.
-pub fn any_text(exclude: &[Vec<u8>]) -> Result<Grammar> {
-    if exclude.iter().any(|e| e.is_empty()) {
-        return Err(Error::grammar("empty_exclude", "any_text: an excluded string must not be empty"));
-    }
-    let name = if exclude.is_empty() {
-        "any_text".to_string()
-    } else {
-        format!("any_text(exclude {})", exclude.iter().map(|e| quote_bytes(e)).collect::<Vec<_>>().join(", "))
-    };
-    let source = Source::new("<any_text>", name.clone());
-    let span = Span::new(0, source.text.len());
-    let mut parts = vec![Pattern::Repeat { pattern: Box::new(Pattern::any_char()), min: 1, max: None }];
-    if !exclude.is_empty() {
-        parts.push(Pattern::Not(Box::new(containing(exclude))));
-        let prefixes: Vec<Pattern> =
-            exclude.iter().flat_map(|e| (1..e.len()).map(|k| Pattern::literal(&e[..k]))).collect();
-        if !prefixes.is_empty() {
-            let ending = Pattern::Concat(vec![any_bytes(), Pattern::Alt(prefixes)]);
-            parts.push(Pattern::Not(Box::new(ending)));
-        }
-    }
-    let terminals = vec![plain_terminal(name, Pattern::And(parts), span)];
-    let body = Expr::Alt(vec![Expr::Empty, Expr::Terminal(TerminalId::from_usize(0))]);
-    Ok(single_rule(source, terminals, body))
 }
 
 /// Exactly one of the model tokens `tokens` of the vocabulary with

@@ -7,6 +7,7 @@
 //! the BNF normal form the LR construction needs.
 
 pub mod adjacent;
+pub mod any_text;
 pub mod compose;
 pub mod fuse;
 pub mod normal;

@@ -135,6 +135,15 @@ impl LexConfigs {
         &self.emits[self.emit_start[c.index()] as usize..self.emit_start[c.index() + 1] as usize]
     }
 
+    /// May a fresh lexeme, after one that ends at `c`, begin with a byte of
+    /// `class`? Where none may, a lexeme ending at `c` is a dead end before
+    /// such a byte (the exclusion it leaves kills the early end of a run, a
+    /// number, a name), and the lexeme in progress is the only way on.
+    #[inline]
+    pub fn fresh_takes_class(&self, c: LexConfigId, class: usize) -> bool {
+        self.emits(c).iter().any(|&(_, f)| self.next_by_class(f, class).is_some())
+    }
+
     pub fn is_boundary(&self, dfa: &LexerDfa, c: LexConfigId) -> bool {
         self.configs[c.index()].dfa == dfa.start
     }

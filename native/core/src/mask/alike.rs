@@ -6,9 +6,10 @@
 //! interior (4-5 ms on a 129k vocabulary). Yet two positions far enough from
 //! the count's end behave the same for every token: the same bytes lead on,
 //! to configurations that again correspond, and lexemes may end at the same
-//! places. An interior depends on nothing else (the trie from the
-//! configuration, by lexer steps alone, stopping where a lexeme may end), so
-//! the interior of one is the other's with configurations renamed.
+//! places, before the same bytes a fresh lexeme may begin. An interior
+//! depends on nothing else (the trie from the configuration, by lexer steps
+//! alone, with exits where a fresh lexeme may begin), so the interior of one
+//! is the other's with configurations renamed.
 
 use rustc_hash::FxHashMap;
 
@@ -19,9 +20,9 @@ use crate::lexer::Lexer;
 const MAX_PAIRS: usize = 8192;
 
 /// The correspondence between the configurations reachable from `from` and
-/// from `to` within `depth` bytes (the longest token), without going on past
-/// one where a lexeme may end: a bijection that the transitions of every byte
-/// class respect, and that keeps whether a lexeme may end. `None` if there is
+/// from `to` within `depth` bytes (the longest token): a bijection that the
+/// transitions of every byte class respect, and that keeps whether a lexeme
+/// may end and before which bytes a fresh one may begin. `None` if there is
 /// none (or it has more than [`MAX_PAIRS`] pairs).
 pub(super) fn correspondence(
     lexer: &Lexer,
@@ -31,7 +32,13 @@ pub(super) fn correspondence(
 ) -> Option<FxHashMap<LexConfigId, LexConfigId>> {
     let configs = &lexer.configs;
     let emits = |c: LexConfigId| !configs.emits(c).is_empty();
-    if emits(from) != emits(to) {
+    // Where a lexeme may end, the interior has an exit before the bytes a
+    // fresh lexeme may take, and goes on with the lexeme in progress.
+    let fresh = |c: LexConfigId, class: usize| configs.fresh_takes_class(c, class);
+    let ends_alike = |x: LexConfigId, y: LexConfigId| {
+        emits(x) == emits(y) && (0..configs.num_classes).all(|k| fresh(x, k) == fresh(y, k))
+    };
+    if !ends_alike(from, to) {
         return None;
     }
     let mut forward: FxHashMap<LexConfigId, LexConfigId> = FxHashMap::default();
@@ -41,8 +48,8 @@ pub(super) fn correspondence(
     // Breadth-first, so a configuration is expanded at its least depth.
     let mut queue = std::collections::VecDeque::from([(from, to, 0usize)]);
     while let Some((x, y, d)) = queue.pop_front() {
-        // The root's own lexeme end is not followed (see `ConfigInterior::build`).
-        if d == depth || (d > 0 && emits(x)) {
+        // No token reaches past `depth` bytes.
+        if d == depth {
             continue;
         }
         for class in 0..configs.num_classes {
@@ -50,7 +57,7 @@ pub(super) fn correspondence(
                 (None, None) => {}
                 (Some(nx), Some(ny)) => match (forward.get(&nx), backward.get(&ny)) {
                     (Some(&fy), Some(&bx)) if fy == ny && bx == nx => {}
-                    (None, None) if emits(nx) == emits(ny) => {
+                    (None, None) if ends_alike(nx, ny) => {
                         if forward.len() >= MAX_PAIRS {
                             return None;
                         }

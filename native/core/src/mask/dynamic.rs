@@ -15,11 +15,14 @@
 //! token's bytes just step the lexer configuration, the parser is not
 //! involved, and the head's GSS node stays as it is. So each configuration
 //! gets its *interior* ([`ConfigInterior`]), built on first use and shared
-//! by every state of the constraint: the tokens that reach no configuration
-//! where a lexeme may end before their last byte, grouped by the
-//! configuration they end in (a group is allowed as a whole when the head's
-//! node with that configuration is live), and the trie nodes where a lexeme
-//! may end with tokens below (*exits*), whose subtrees alone take the walk.
+//! by every state of the constraint: the tokens the lexeme in progress takes
+//! whole, grouped by the configuration they end in (a group is allowed as a
+//! whole when the head's node with that configuration is live), and the trie
+//! nodes where a lexeme may end and a fresh one begin with the byte of a
+//! node below (*exits*), whose subtrees the fresh lexemes alone take in the
+//! walk. (Where a lexeme may end but no fresh one can take what follows, in
+//! free text before anything but a trigger's first character, or inside a
+//! number, there is no exit.)
 //! Where plain text moves the configuration alike ([`super::plain_chain`]:
 //! inside a JSON string, counted or not, beside keys and enum values), the
 //! interior takes the vocabulary's plain tokens as sets by length and walks
@@ -30,8 +33,8 @@
 //! whose lexeme may also end before the first byte takes its interior for
 //! the tokens that continue the lexeme; the lexemes that end there are
 //! shifted once, at the root, and the heads after them take their own.
-//! Below an exit the same holds: the heads there (the lexeme going on, and
-//! a fresh lexeme after each that ended) take interiors of the tokens below
+//! Below an exit the same holds: the heads there (a fresh lexeme after each
+//! that ended; the lexeme going on is the interior's) take interiors of the tokens below
 //! that trie node, built from the same parts and kept per (node,
 //! configuration), so a `": "` or `", "` inside tokens is walked once.
 
@@ -55,10 +58,13 @@ const MAX_INTERIORS: usize = 1024;
 /// The tokens from one lexer configuration that stay inside lexemes.
 #[derive(Debug)]
 pub struct ConfigInterior {
-    /// `(configuration after the token, tokens)`.
+    /// `(configuration after the token, tokens)`: the tokens the lexeme in
+    /// progress takes whole.
     groups: Vec<(LexConfigId, Arc<TokenSet>)>,
-    /// `(trie node, configuration there)`: a lexeme may end there and tokens
-    /// continue below. Sorted by configuration.
+    /// `(trie node, configuration there)`: a lexeme may end there and a
+    /// fresh one begin at the byte of a node below (the lexeme in progress
+    /// going on below is in `groups` and deeper exits). Sorted by
+    /// configuration.
     exits: Vec<(u32, LexConfigId)>,
     /// Per configuration of `exits`, in their order: the tokens below its
     /// small exits as one trie of their bytes past the exit (built at first
@@ -94,11 +100,10 @@ impl Part {
         if !tokens.is_empty() {
             groups.entry(c1).or_default().extend(tokens.iter().map(|t| t.0));
         }
-        if lexer.configs.emits(c1).is_empty() {
-            walk_below(lexer, trie, root, c1, &mut groups, &mut exits, |_| None, |_| true);
-        } else if node.subtree_end as usize > root + 1 {
+        if ends_before_a_child(lexer, trie, root, c1) {
             exits.push((root as u32, c1));
         }
+        walk_below(lexer, trie, root, c1, &mut groups, &mut exits, |_| None, |_| true);
         Part { groups: groups.into_iter().collect(), exits }
     }
 }
@@ -106,7 +111,9 @@ impl Part {
 /// The lexer's walk of the trie below node `root`, from configuration `at_root`
 /// there, in preorder: each token at a visited node that `keep` takes goes to
 /// the group of the configuration after it, and a node after which a lexeme
-/// may end is an exit (when tokens continue below it), not entered. `skip`
+/// may end with a fresh one beginning below is an exit
+/// ([`ends_before_a_child`]), below which the walk goes on with the lexeme
+/// in progress (the exit stands for the fresh lexemes only). `skip`
 /// leaves nodes out: it sees every node before its lexer step, and may name
 /// where the walk goes on (past the node's subtree, or past siblings too).
 #[allow(clippy::too_many_arguments)]
@@ -141,16 +148,35 @@ fn walk_below(
         if kept.peek().is_some() {
             groups.entry(next).or_default().extend(kept.map(|t| t.0));
         }
-        if !configs.emits(next).is_empty() {
-            if node.subtree_end as usize > i + 1 {
-                exits.push((i as u32, next));
-            }
-            i = node.subtree_end as usize;
-            continue;
+        if ends_before_a_child(lexer, trie, i, next) {
+            exits.push((i as u32, next));
         }
         stack[d] = next;
         i += 1;
     }
+}
+
+/// Is trie node `node`, reached in configuration `c`, an exit: may a lexeme
+/// end there with a fresh one beginning at the byte of some child? Where a
+/// lexeme may end but no fresh one can take the next byte (inside free text,
+/// whose runs may end anywhere but only a trigger's first character follows
+/// them; inside a number), only the lexeme in progress goes on, and the
+/// interior walks on as if none could end.
+fn ends_before_a_child(lexer: &Lexer, trie: &Trie, node: usize, c: LexConfigId) -> bool {
+    let configs = &lexer.configs;
+    if configs.emits(c).is_empty() {
+        return false;
+    }
+    let end = trie.nodes[node].subtree_end as usize;
+    let mut child = node + 1;
+    while child < end {
+        let byte = trie.nodes[child].byte;
+        if configs.fresh_takes_class(c, lexer.dfa.classes[byte as usize] as usize) {
+            return true;
+        }
+        child = trie.nodes[child].subtree_end as usize;
+    }
+    false
 }
 
 /// Parts built for a constraint's interiors, by (first-level trie node, configuration after its byte).
@@ -542,8 +568,19 @@ impl LexerShape {
             head += 1;
             let emits = !configs.emits(x).is_empty();
             key.push(emits as u32);
-            if emits && head > 1 {
-                continue;
+            if emits {
+                // An exit before the bytes a fresh lexeme may take
+                // ([`ends_before_a_child`]); the walk goes on past it.
+                let fresh = |b: u8| configs.fresh_takes_class(x, lexer.dfa.classes[b as usize] as usize);
+                let mut run = (0u32, fresh(0));
+                for b in 1..=255u8 {
+                    let f = fresh(b);
+                    if f != run.1 {
+                        key.extend([run.0, run.1 as u32]);
+                    }
+                    run = (b as u32, f);
+                }
+                key.extend([run.0, run.1 as u32]);
             }
             // Runs of bytes with the same target: (last byte, target or MAX).
             // Bytes of one class of the grammar's lexer move alike: each class is
@@ -833,6 +870,9 @@ fn through_interior(
         with(c, &mut after);
         let mut expanded = Vec::new();
         parser.expand_emissions(gss, &after, &mut |_| true, &mut expanded);
+        // The lexeme in progress goes on in the interior's own groups and
+        // exits; below the exit only the fresh lexemes are left to walk.
+        expanded.retain(|h| h.config != c);
         // Below an exit, each configuration of the expanded heads (the
         // lexeme going on, and the fresh lexemes after each one that ended)
         // takes its interior below that node, as the root's heads do.
