@@ -114,6 +114,22 @@ fn excluded_strings_that_overlap_and_nest() {
     }
 }
 
+/// A run may end anywhere (before its trigger), yet where it ended is
+/// forgotten at once: runs are maximal, so the lexer keeps one boundary
+/// configuration after a run whatever state its DFA was in (50 names of
+/// `<function=NAME>` triggers would otherwise each leave their own).
+#[test]
+fn where_a_run_ended_is_forgotten() {
+    let exclude: Vec<Vec<u8>> = (0..50).map(|i| format!("<function=tool_{i}_name>").into_bytes()).collect();
+    let g = text_trigger_grammar(&exclude, &exclude[0]);
+    let compiled = CompiledGrammar::compile(g, &CompileLimits::default()).unwrap();
+    let lexer = &compiled.lexer;
+    let boundaries = (0..lexer.configs.len())
+        .filter(|&c| lexer.configs.is_boundary(&lexer.dfa, glrmask_core::ids::LexConfigId(c as u32)))
+        .count();
+    assert!(boundaries <= 8, "{boundaries} boundary configurations");
+}
+
 #[test]
 fn refuses_what_cannot_start_text() {
     assert_eq!(any_text(&[vec![0x80, b'a']]).unwrap_err().code(), "bad_exclude");

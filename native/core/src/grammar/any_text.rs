@@ -280,11 +280,14 @@ impl Builder {
         i
     }
 
-    fn intern_terminal(&mut self, name: String, pattern: Pattern) -> TerminalId {
+    /// The terminal of `pattern`, added at first use. Runs are `maximal`: no
+    /// run character may follow one (the grammar already says a head or the
+    /// end does), which lets the lexer forget where in the run it ended.
+    fn intern_terminal(&mut self, name: String, pattern: Pattern, maximal: bool) -> TerminalId {
         if let Some(i) = self.terminals.iter().position(|t| t.pattern == pattern) {
             return TerminalId::from_usize(i);
         }
-        self.terminals.push(terminal(name, pattern, self.span));
+        self.terminals.push(Terminal { maximal, ..terminal(name, pattern, self.span) });
         TerminalId::from_usize(self.terminals.len() - 1)
     }
 
@@ -326,7 +329,7 @@ impl Builder {
         let head_terminals: Vec<TerminalId> = (0..self.heads.len())
             .map(|i| {
                 let bytes = self.heads[i].1.clone();
-                self.intern_terminal(quote_bytes(&bytes), Pattern::literal(&bytes))
+                self.intern_terminal(quote_bytes(&bytes), Pattern::literal(&bytes), false)
             })
             .collect();
         let ranges = complement(&self.head_chars);
@@ -384,7 +387,7 @@ impl Builder {
                 } else {
                     format!("{} run after {label}", self.name)
                 };
-                let t = self.intern_terminal(name, pattern);
+                let t = self.intern_terminal(name, pattern, true);
                 self.after_run_ways[class].push(Expr::Seq(vec![from_rule.clone(), Expr::Terminal(t)]));
             }
         }

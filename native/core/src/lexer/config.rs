@@ -65,6 +65,8 @@ impl LexConfigs {
             configs.push(c);
             Ok(id)
         };
+        // Per (maximal terminal, state): is its exclusion implied ([`starts_with_a_match`])?
+        let mut implied: FxHashMap<(TerminalId, u32), bool> = FxHashMap::default();
         let mut i = 0;
         while i < configs.len() {
             let config = configs[i].clone();
@@ -88,7 +90,9 @@ impl LexConfigs {
                     if maximal {
                         exclusions.push((t, term.start)); // no match of t may start here
                     }
-                    if term.accepts_later[s as usize] && !(maximal && starts_with_a_match(term, s)) {
+                    if term.accepts_later[s as usize]
+                        && !(maximal && *implied.entry((t, s)).or_insert_with(|| starts_with_a_match(term, s)))
+                    {
                         exclusions.push((t, s));
                     }
                     exclusions.sort_unstable();
@@ -149,11 +153,43 @@ impl LexConfigs {
     }
 }
 
-/// Does every continuation of `t`'s DFA from `s` begin with a byte that is a
-/// whole match of `t`? Then excluding a match of `t` at the boundary already
-/// excludes every longer lexeme (`[ ]{1,4}`: both say "no space next").
+/// Pairs of states [`starts_with_a_match`] explores before it answers no.
+const MAX_MATCH_PAIRS: usize = 4096;
+
+/// Does every match of `t` from state `s` begin with a match of `t` from its
+/// start, no longer? Then the exclusion a maximal lexeme leaves at the
+/// boundary (no match of `t` next) kills every branch the exclusion of a
+/// longer lexeme would, as early, and only that one is kept (`[ ]{1,4}`: both
+/// say "no space next"; free text's runs: "no run character next", a
+/// multi-byte one too). Decided on the pairs of states the two reach over
+/// the same bytes; `false` where that takes more than [`MAX_MATCH_PAIRS`].
 fn starts_with_a_match(t: &TermDfa, s: u32) -> bool {
-    (0..=255u8).all(|b| !t.live[t.next(s, b) as usize] || t.accept[t.next(t.start, b) as usize])
+    // One byte of each class: bytes of a class move alike.
+    let mut reps = vec![None; t.num_classes];
+    for b in 0..=255u8 {
+        reps[t.classes[b as usize] as usize].get_or_insert(b);
+    }
+    let mut seen: FxHashMap<(u32, u32), ()> = FxHashMap::default();
+    let mut stack = vec![(s, t.start)];
+    seen.insert((s, t.start), ());
+    while let Some((x, y)) = stack.pop() {
+        for b in reps.iter().flatten().copied() {
+            let (x2, y2) = (t.next(x, b), t.next(y, b));
+            if t.accept[y2 as usize] || !t.live[x2 as usize] {
+                continue; // killed by the boundary's exclusion first, or never a match
+            }
+            if t.accept[x2 as usize] || !t.live[y2 as usize] {
+                return false; // a match from `s` with no match from the start before it
+            }
+            if seen.insert((x2, y2), ()).is_none() {
+                if seen.len() > MAX_MATCH_PAIRS {
+                    return false;
+                }
+                stack.push((x2, y2));
+            }
+        }
+    }
+    true
 }
 
 /// Continue `config` by one byte: `None` if the lexeme in progress dies or an
