@@ -35,8 +35,9 @@ pub(super) fn correspondence(
     // Where a lexeme may end, the interior has an exit before the bytes a
     // fresh lexeme may take, and goes on with the lexeme in progress.
     let fresh = |c: LexConfigId, class: usize| configs.fresh_takes_class(c, class);
-    let ends_alike = |x: LexConfigId, y: LexConfigId| {
-        emits(x) == emits(y) && (0..configs.num_classes).all(|k| fresh(x, k) == fresh(y, k))
+    let ends_alike = |x: LexConfigId, y: LexConfigId| match (emits(x), emits(y)) {
+        (true, true) => (0..configs.num_classes).all(|k| fresh(x, k) == fresh(y, k)),
+        (a, b) => a == b,
     };
     if !ends_alike(from, to) {
         return None;

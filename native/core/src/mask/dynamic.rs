@@ -34,14 +34,15 @@
 //! the tokens that continue the lexeme; the lexemes that end there are
 //! shifted once, at the root, and the heads after them take their own.
 //! Below an exit the same holds: the heads there (a fresh lexeme after each
-//! that ended; the lexeme going on is the interior's) take interiors of the tokens below
-//! that trie node, built from the same parts and kept per (node,
-//! configuration), so a `": "` or `", "` inside tokens is walked once.
+//! that ended; the lexeme going on is the interior's own) take interiors of
+//! the tokens below that trie node, built from the same parts and kept per
+//! (node, configuration), so a `": "` or `", "` inside tokens is walked once.
 
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, OnceLock, RwLock};
 
 use rustc_hash::FxHashMap;
+use smallvec::SmallVec;
 
 use super::plain_chain::{PlainChains, PlainRun};
 use super::TokenMask;
@@ -571,7 +572,9 @@ impl LexerShape {
             if emits {
                 // An exit before the bytes a fresh lexeme may take
                 // ([`ends_before_a_child`]); the walk goes on past it.
-                let fresh = |b: u8| configs.fresh_takes_class(x, lexer.dfa.classes[b as usize] as usize);
+                let by_class: SmallVec<[bool; 64]> =
+                    (0..configs.num_classes).map(|k| configs.fresh_takes_class(x, k)).collect();
+                let fresh = |b: u8| by_class[lexer.dfa.classes[b as usize] as usize];
                 let mut run = (0u32, fresh(0));
                 for b in 1..=255u8 {
                     let f = fresh(b);
@@ -873,6 +876,11 @@ fn through_interior(
         // The lexeme in progress goes on in the interior's own groups and
         // exits; below the exit only the fresh lexemes are left to walk.
         expanded.retain(|h| h.config != c);
+        if expanded.is_empty() {
+            scratch.live_memo.truncate(gss, before);
+            k = end;
+            continue;
+        }
         // Below an exit, each configuration of the expanded heads (the
         // lexeme going on, and the fresh lexemes after each one that ended)
         // takes its interior below that node, as the root's heads do.
