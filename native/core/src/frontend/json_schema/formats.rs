@@ -222,10 +222,21 @@ pub(crate) fn unchecked_total(name: &str) -> Option<u32> {
 /// of the grammar construction of one with four `date-time`s). Only the
 /// formats with a language are kept, so the table is as small as the list.
 pub(crate) fn format_language(name: &str, path: &str) -> Result<Option<Pattern>> {
+    with_format_language(name, path, |p| p.cloned())
+}
+
+/// Does the format have a content language ([`format_language`])? Without a
+/// copy of it (a large pattern: copying `date-time`'s cost more than the
+/// lookup).
+pub(crate) fn has_format_language(name: &str, path: &str) -> Result<bool> {
+    with_format_language(name, path, |p| p.is_some())
+}
+
+fn with_format_language<R>(name: &str, path: &str, read: impl FnOnce(Option<&Pattern>) -> R) -> Result<R> {
     static BUILT: RwLock<Vec<(String, Pattern)>> = RwLock::new(Vec::new());
     // Only ever appended to: a poisoned lock holds a consistent table.
     if let Some((_, p)) = BUILT.read().unwrap_or_else(|e| e.into_inner()).iter().find(|(f, _)| f == name) {
-        return Ok(Some(p.clone()));
+        return Ok(read(Some(p)));
     }
     let built = build_format_language(name, path)?;
     if let Some(p) = &built {
@@ -234,7 +245,7 @@ pub(crate) fn format_language(name: &str, path: &str) -> Result<Option<Pattern>>
             table.push((name.to_string(), p.clone()));
         }
     }
-    Ok(built)
+    Ok(read(built.as_ref()))
 }
 
 fn build_format_language(name: &str, path: &str) -> Result<Option<Pattern>> {
@@ -316,11 +327,13 @@ mod tests {
                     for name in names.iter().cycle().skip(offset).take(2 * names.len()) {
                         let kept = format_language(name, "").unwrap();
                         assert_eq!(kept, build_format_language(name, "").unwrap(), "{name}");
+                        assert_eq!(has_format_language(name, "").unwrap(), kept.is_some(), "{name}");
                     }
                 });
             }
         });
         assert_eq!(format_language("x-unknown", "").unwrap(), None);
+        assert!(!has_format_language("x-unknown", "").unwrap());
     }
 
     /// Every caveat has a slack, and every slack pattern is one we compile.

@@ -225,7 +225,7 @@ impl Ctx<'_> {
             let Value::String(f) = f else { return Err(invalid("`format` must be a string", &fpath)) };
             if !self.opts.format_assertion {
                 // Annotation only (the 2019-09/2020-12 default vocabulary).
-            } else if formats::format_language(f, &fpath)?.is_some() {
+            } else if formats::has_format_language(f, &fpath)? {
                 if let Some(caveat) = formats::format_caveat(f) {
                     self.approximate_format_caveat(format!(
                         "format at {}: {f:?} {caveat}",
