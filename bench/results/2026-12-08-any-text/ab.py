@@ -1,6 +1,6 @@
 """A/B of free text (`Grammar.any_text`) in tool-call grammars: compile time, first mask and masks along a walk.
 
-    python bench/results/2026-12-08-any-text/ab.py LABEL      # the glrmask on sys.path (PYTHONPATH=... for another build)
+    python bench/results/2026-12-08-any-text/ab.py LABEL   # the glrmask on sys.path (PYTHONPATH=... for another)
 
 Two grammars over the DeepSeek-V3 vocabulary: hermes "auto" (free text, then `<tool_call>` JSON `</tool_call>`
 blocks, 8 Glaiveai2K tools) and a dispatch of 50 `<function=NAME>` patterns in free text. Per grammar and engine
@@ -8,7 +8,6 @@ blocks, 8 Glaiveai2K tools) and a dispatch of 50 `<function=NAME>` patterns in f
 tokens that favour tokens holding `<` (one in two steps) and enter a call now and then: p50 / p99 / max µs.
 """
 
-import json
 import random
 import sys
 import time
@@ -29,12 +28,23 @@ has_lt = np.array([b"<" in (vocab.token_bytes(i) or b"") for i in range(len(voca
 
 
 def hermes(tools):
-    body = {"anyOf": [{"type": "object", "properties": {"name": {"const": t["function"]["name"]},
-                                                         "arguments": t["function"]["parameters"]},
-                       "required": ["name", "arguments"]} for t in tools]}
-    call = Grammar.sequence([Grammar.literal("<tool_call>\n"),
-                             Grammar.from_json_schema(body, lenient=True, log_approximations=False).forbid(["</tool_call>"]),
-                             Grammar.literal("\n</tool_call>")])
+    body = {
+        "anyOf": [
+            {
+                "type": "object",
+                "properties": {"name": {"const": t["function"]["name"]}, "arguments": t["function"]["parameters"]},
+                "required": ["name", "arguments"],
+            }
+            for t in tools
+        ]
+    }
+    call = Grammar.sequence(
+        [
+            Grammar.literal("<tool_call>\n"),
+            Grammar.from_json_schema(body, lenient=True, log_approximations=False).forbid(["</tool_call>"]),
+            Grammar.literal("\n</tool_call>"),
+        ]
+    )
     text = lambda: Grammar.any_text(exclude=["<tool_call>"])  # noqa: E731
     return Grammar.sequence([text(), Grammar.repeat(Grammar.sequence([call, text()]))])
 
@@ -42,8 +52,12 @@ def hermes(tools):
 def dispatch(names):
     pats = [f"<function={n}>" for n in names]
     text = lambda: Grammar.any_text(exclude=pats)  # noqa: E731
-    call = Grammar.alternatives([Grammar.sequence([Grammar.literal(p), Grammar.from_regex("[a-z ]{1,20}"),
-                                                   Grammar.literal("</function>")]) for p in pats])
+    call = Grammar.alternatives(
+        [
+            Grammar.sequence([Grammar.literal(p), Grammar.from_regex("[a-z ]{1,20}"), Grammar.literal("</function>")])
+            for p in pats
+        ]
+    )
     return Grammar.sequence([text(), Grammar.repeat(Grammar.sequence([call, text()]))])
 
 
@@ -75,9 +89,12 @@ def main(label):
                     pick = lt if len(lt) and rng.random() < 0.5 else allowed
                     s.commit_token(int(pick[rng.randrange(len(pick))]))
             t = np.array(times) * 1e6
-            print(f"{label:6} {gname:12} {opt.name:12} compile {1e3*(t1-t0):8.1f} ms  first {1e6*(t2-t1):8.0f} us  "
-                  f"masks p50 {np.percentile(t,50):7.1f} p99 {np.percentile(t,99):8.1f} max {t.max():8.0f} us (n={len(t)})",
-                  flush=True)
+            print(
+                f"{label:6} {gname:12} {opt.name:12} compile {1e3 * (t1 - t0):8.1f} ms  "
+                f"first {1e6 * (t2 - t1):8.0f} us  masks p50 {np.percentile(t, 50):7.1f} "
+                f"p99 {np.percentile(t, 99):8.1f} max {t.max():8.0f} us (n={len(t)})",
+                flush=True,
+            )
 
 
 main(sys.argv[1])

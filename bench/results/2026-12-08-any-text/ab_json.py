@@ -27,8 +27,9 @@ for subset in ["Glaiveai2K", "Github_medium", "Kubernetes", "Snowplow"]:
     with gzip.open(ROOT / f"data/jsonschemabench/{subset}.jsonl.gz", "rt") as f:
         for line, _ in zip(f, range(10)):
             try:
-                g = glrmask.Grammar.from_json_schema(json.loads(line)["schema"], whitespace="flexible",
-                                                     log_approximations=False)
+                g = glrmask.Grammar.from_json_schema(
+                    json.loads(line)["schema"], whitespace="flexible", log_approximations=False
+                )
                 c = g.compile(vocab, end_tokens=[1], optimization=glrmask.Optimization.FAST_BUILD)
             except glrmask.GlrmaskError:
                 continue
@@ -46,5 +47,7 @@ for subset in ["Glaiveai2K", "Github_medium", "Kubernetes", "Snowplow"]:
                     picks = [int(allowed[rng.randrange(len(allowed))]) for _ in range(3)]
                     s.commit_token(min(picks, key=lambda t: lengths[t]))
 t = np.array(times) * 1e6
-print(f"{sys.argv[1]:6} masks p50 {np.percentile(t, 50):7.1f} p99 {np.percentile(t, 99):8.1f} max {t.max():8.0f} us"
-      f" sum {t.sum() / 1e3:8.1f} ms (n={len(t)})")
+print(
+    f"{sys.argv[1]:6} masks p50 {np.percentile(t, 50):7.1f} p99 {np.percentile(t, 99):8.1f} max {t.max():8.0f} us"
+    f" sum {t.sum() / 1e3:8.1f} ms (n={len(t)})"
+)
