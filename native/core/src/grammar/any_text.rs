@@ -23,6 +23,7 @@ use std::sync::Arc;
 
 use rustc_hash::FxHashMap;
 
+use super::compose::{any_bytes, plain_terminal, single_rule};
 use super::{quote_bytes, Expr, Grammar, Pattern, Rule, Terminal};
 use crate::error::{Error, Result};
 use crate::ids::{RuleId, TerminalId};
@@ -43,17 +44,11 @@ pub fn any_text(exclude: &[Vec<u8>]) -> Result<Grammar> {
         format!("any_text(exclude {})", exclude.iter().map(|e| quote_bytes(e)).collect::<Vec<_>>().join(", "))
     };
     let source = Source::new("<any_text>", name.clone());
-    let span = Span::new(0, source.text.len());
     if exclude.is_empty() {
+        let span = Span::new(0, source.text.len());
         let text = Pattern::Repeat { pattern: Box::new(Pattern::any_char()), min: 1, max: None };
         let body = Expr::Alt(vec![Expr::Empty, Expr::Terminal(TerminalId::from_usize(0))]);
-        let rule = Rule { name: "start".into(), body, span, slot: false };
-        return Ok(Grammar {
-            source,
-            terminals: vec![terminal(name, text, span)],
-            rules: vec![rule],
-            start: RuleId::from_usize(0),
-        });
+        return Ok(single_rule(source, vec![plain_terminal(name, text, span)], body));
     }
     let mut heads = Vec::new();
     for e in exclude {
@@ -73,10 +68,6 @@ pub fn any_text(exclude: &[Vec<u8>]) -> Result<Grammar> {
 fn first_char(bytes: &[u8]) -> Option<char> {
     let chunk = bytes.utf8_chunks().next()?;
     chunk.valid().chars().next()
-}
-
-fn terminal(name: String, pattern: Pattern, span: Span) -> Terminal {
-    Terminal { name, pattern, ignored: false, maximal: false, priority: 0, exact: None, span }
 }
 
 /// The Aho-Corasick automaton of the excluded strings (states are the trie's
@@ -208,7 +199,8 @@ fn run_shape(bytes: &[u8], heads: &[char]) -> RunShape {
 
 struct Builder {
     trie: Trie,
-    heads: Vec<(char, Vec<u8>)>,
+    /// The heads' UTF-8 bytes, in the order of `head_chars`.
+    heads: Vec<Vec<u8>>,
     head_chars: Vec<char>,
     name: String,
     source: Arc<Source>,
@@ -228,7 +220,7 @@ struct Builder {
 
 impl Builder {
     fn new(exclude: &[Vec<u8>], head_chars: Vec<char>, name: String, source: Arc<Source>) -> Builder {
-        let heads = head_chars.iter().map(|c| (*c, c.to_string().into_bytes())).collect();
+        let heads = head_chars.iter().map(|c| c.to_string().into_bytes()).collect();
         let span = Span::new(0, source.text.len());
         Builder {
             trie: Trie::new(exclude),
@@ -265,7 +257,7 @@ impl Builder {
 
     /// The row of boundaries the heads lead to from `state`.
     fn head_row(&mut self, state: usize) -> Vec<Option<usize>> {
-        let targets: Vec<Option<usize>> = self.heads.iter().map(|(_, h)| self.trie.step(state, h)).collect();
+        let targets: Vec<Option<usize>> = self.heads.iter().map(|h| self.trie.step(state, h)).collect();
         targets.into_iter().map(|t| t.map(|t| self.boundary(t))).collect()
     }
 
@@ -287,7 +279,7 @@ impl Builder {
         if let Some(i) = self.terminals.iter().position(|t| t.pattern == pattern) {
             return TerminalId::from_usize(i);
         }
-        self.terminals.push(Terminal { maximal, ..terminal(name, pattern, self.span) });
+        self.terminals.push(Terminal { maximal, ..plain_terminal(name, pattern, self.span) });
         TerminalId::from_usize(self.terminals.len() - 1)
     }
 
@@ -328,13 +320,16 @@ impl Builder {
     fn build(mut self) -> Grammar {
         let head_terminals: Vec<TerminalId> = (0..self.heads.len())
             .map(|i| {
-                let bytes = self.heads[i].1.clone();
+                let bytes = self.heads[i].clone();
                 self.intern_terminal(quote_bytes(&bytes), Pattern::literal(&bytes), false)
             })
             .collect();
         let ranges = complement(&self.head_chars);
         let run = Pattern::Repeat { pattern: Box::new(Pattern::char_class(&ranges)), min: 1, max: None };
         self.boundary(ROOT);
+        // A run that ends outside every excluded string leaves the root's row.
+        let root_row = self.head_row(ROOT);
+        let root_class = self.after_run_row(root_row);
         let mut done = 0;
         while done < self.boundaries.len() {
             let from = done;
@@ -349,9 +344,7 @@ impl Builder {
             }
             // A run: its terminal per after-run row it can lead to.
             let runs = self.runs(state);
-            let root_row = self.head_row(ROOT);
             let mut by_row: BTreeMap<usize, Vec<Vec<u8>>> = BTreeMap::new();
-            let root_class = self.after_run_row(root_row);
             by_row.entry(root_class).or_default();
             for (w, end) in runs.inside {
                 let row = self.head_row(end);
@@ -448,9 +441,4 @@ fn next_char(c: char) -> Option<char> {
         char::MAX => None,
         c => char::from_u32(c as u32 + 1),
     }
-}
-
-/// Any byte string.
-fn any_bytes() -> Pattern {
-    Pattern::Repeat { pattern: Box::new(Pattern::byte_class(&[(0, 255)])), min: 0, max: None }
 }

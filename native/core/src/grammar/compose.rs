@@ -342,11 +342,11 @@ pub(crate) fn remap(e: &Expr, terminals: &[TerminalId], rule_base: usize) -> Exp
 
 // ---- small builders -----------------------------------------------------------------------
 
-fn plain_terminal(name: String, pattern: Pattern, span: Span) -> Terminal {
+pub(super) fn plain_terminal(name: String, pattern: Pattern, span: Span) -> Terminal {
     Terminal { name, pattern, ignored: false, maximal: false, priority: 0, exact: None, span }
 }
 
-fn single_rule(source: Arc<Source>, terminals: Vec<Terminal>, body: Expr) -> Grammar {
+pub(super) fn single_rule(source: Arc<Source>, terminals: Vec<Terminal>, body: Expr) -> Grammar {
     let span = Span::new(0, source.text.len());
     Grammar {
         source,
@@ -357,7 +357,7 @@ fn single_rule(source: Arc<Source>, terminals: Vec<Terminal>, body: Expr) -> Gra
 }
 
 /// Any byte string.
-fn any_bytes() -> Pattern {
+pub(super) fn any_bytes() -> Pattern {
     Pattern::Repeat { pattern: Box::new(Pattern::byte_class(&[(0, 255)])), min: 0, max: None }
 }
 
